@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/cider: the misc device user space talks to, and ioctl dispatch.
+ *
+ * The file_operations carry .owner, so an open file descriptor pins the
+ * module: rmmod fails with -EBUSY until the last descriptor is closed and
+ * no ioctl can ever run on freed code.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "cider.h"
+
+static int cider_get_info(struct cider_info __user *uinfo)
+{
+	struct cider_info *info;
+	int ret = 0;
+
+	info = kmalloc(sizeof(*info), GFP_KERNEL);
+	if (!info)
+		return -ENOMEM;
+	if (copy_from_user(info, uinfo, sizeof(*info))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	if (info->size != sizeof(*info) || info->flags ||
+	    memchr_inv(info->reserved, 0, sizeof(info->reserved))) {
+		ret = -EINVAL;
+		goto out;
+	}
+
+	/* Only the validated inputs survive into the reply. */
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	info->abi_version = CIDER_ABI_VERSION;
+	strscpy(info->version, cider_version, sizeof(info->version));
+	cider_ibdev_fill_info(info);
+
+	if (copy_to_user(uinfo, info, sizeof(*info)))
+		ret = -EFAULT;
+out:
+	kfree(info);
+	return ret;
+}
+
+static long cider_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case CIDER_IOC_GET_INFO:
+		return cider_get_info(uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations cider_fops = {
+	.owner		= THIS_MODULE,
+	.unlocked_ioctl	= cider_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= noop_llseek,
+};
+
+static struct miscdevice cider_miscdev = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= CIDER_DEVICE_NAME,
+	.fops	= &cider_fops,
+	.mode	= 0600,
+};
+
+int cider_chardev_init(void)
+{
+	int ret = misc_register(&cider_miscdev);
+
+	if (ret)
+		pr_err("misc_register failed: %d\n", ret);
+	return ret;
+}
+
+void cider_chardev_exit(void)
+{
+	misc_deregister(&cider_miscdev);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Internal interfaces between the pieces of cider.ko.
+ */
+#ifndef _CIDER_H
+#define _CIDER_H
+
+#include <linux/cider.h>
+
+#define CIDER_PR_PREFIX "cider: "
+
+extern const char cider_version[];
+
+/* ibdev.c: RDMA devices as ib_core adds and removes them. */
+int cider_ibdev_init(void);
+void cider_ibdev_exit(void);
+void cider_ibdev_fill_info(struct cider_info *info);
+
+/* chardev.c: /dev/cider and its ioctls. */
+int cider_chardev_init(void);
+void cider_chardev_exit(void);
+
+#endif /* _CIDER_H */

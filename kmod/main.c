@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cider.ko: module entry points.
+ *
+ * The RDMA device registry comes up before /dev/cider so that the first
+ * ioctl already sees every device; teardown runs in the reverse order.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+
+#include "cider.h"
+
+const char cider_version[] = CIDER_VERSION;
+
+static int __init cider_init(void)
+{
+	int ret;
+
+	ret = cider_ibdev_init();
+	if (ret)
+		return ret;
+
+	ret = cider_chardev_init();
+	if (ret) {
+		cider_ibdev_exit();
+		return ret;
+	}
+
+	pr_info("version %s (ABI %u) loaded\n", cider_version,
+		CIDER_ABI_VERSION);
+	return 0;
+}
+
+static void __exit cider_exit(void)
+{
+	cider_chardev_exit();
+	cider_ibdev_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(cider_init);
+module_exit(cider_exit);
+
+MODULE_DESCRIPTION("CIDER: contention-aware KV client for disaggregated memory over RDMA");
+MODULE_VERSION(CIDER_VERSION);
+/* GPL: io_uring's command completion helpers are GPL-only exports. */
+MODULE_LICENSE("GPL");
