@@ -29,8 +29,8 @@
 #define CIDER_INFO_MAX_DEVS	8
 
 /* cider_ibdev_info.flags */
-#define CIDER_IBDEV_F_ATOMIC	(1U << 0) /* reports 8-byte CAS/FAA (HCA or GLOB) */
-#define CIDER_IBDEV_F_ROCE	(1U << 1) /* port 1 runs RoCE */
+#define CIDER_IBDEV_F_ATOMIC	0x1U /* reports 8-byte CAS/FAA (HCA or GLOB) */
+#define CIDER_IBDEV_F_ROCE	0x2U /* port 1 runs RoCE */
 
 struct cider_ibdev_info {
 	char name[CIDER_IBDEV_NAME_LEN];	/* NUL-terminated, e.g. "rxe0" */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Small sysfs readers shared by the CIDER selftests. */
+#ifndef CIDER_SELFTEST_SYSFS_H
+#define CIDER_SELFTEST_SYSFS_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Read a one-line sysfs file without its newline; 0 or -1. */
+static inline int sysfs_read(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	bool ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* The entries of a sysfs class directory (up to @max); their count or -1. */
+static inline int sysfs_list(const char *dir, char names[][64], int max)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;	/* no such class: nothing registered */
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n == max || strlen(e->d_name) >= 64) {
+			n = -1;
+			break;
+		}
+		memcpy(names[n++], e->d_name, strlen(e->d_name) + 1);
+	}
+	closedir(d);
+	return n;
+}
+
+static inline bool sysfs_listed(char names[][64], int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+#endif
