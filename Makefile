@@ -21,10 +21,13 @@ KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h) uapi/linux/cider.h
 LIB_SRC := lib/cider.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
 SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle
-HOST_TESTS := lib/test_libcider
+CORE_SRC := kmod/core/credit.c kmod/core/backoff.c
+CORE_HDR := $(wildcard kmod/core/*.h)
+CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
+HOST_TESTS := lib/test_libcider $(CORE_TESTS)
 TOOLS := tools/ciderctl/ciderctl
 
-.PHONY: all deps module sparse checkpatch userspace check demo shell clean help
+.PHONY: host-tests all deps module sparse checkpatch userspace check demo shell clean help
 
 all: module userspace
 
@@ -51,6 +54,9 @@ checkpatch: $(LT)/.done
 
 userspace: $(TOOLS) $(SELFTESTS) $(HOST_TESTS)
 
+host-tests:
+	@echo $(HOST_TESTS)
+
 lib/libcider.a: $(LIB_SRC) $(LIB_HDR)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider.o lib/cider.c
 	ar rcs $@ lib/cider.o
@@ -65,6 +71,10 @@ selftests/cider/%: selftests/cider/%.c selftests/cider/sysfs.h lib/libcider.a $(
 
 lib/test_libcider: lib/test_libcider.c $(LIB_SRC) $(LIB_HDR) $(LT)/.done
 	$(CC) $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< $(LIB_SRC)
+
+# The portable core, built as user-space code under the sanitizers.
+kmod/core/tests/test_%: kmod/core/tests/test_%.c $(CORE_SRC) $(CORE_HDR) $(LT)/.done
+	$(CC) -Ikmod/core -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< $(CORE_SRC)
 
 check:
 	@tools/check
