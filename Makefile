@@ -17,7 +17,7 @@ WARN := -Wall -Wextra -Werror
 CPPFLAGS := -Iuapi -Ilib
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h) uapi/linux/cider.h
+KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/linux/cider.h
 LIB_SRC := lib/cider.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
 SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle

@@ -16,6 +16,7 @@
 #include <linux/uaccess.h>
 
 #include "cider.h"
+#include "mn.h"
 
 static int cider_get_info(struct cider_info __user *uinfo)
 {
@@ -56,6 +57,14 @@ static long cider_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	switch (cmd) {
 	case CIDER_IOC_GET_INFO:
 		return cider_get_info(uarg);
+	case CIDER_IOC_ATTACH:
+		return cider_ioctl_attach(uarg);
+	case CIDER_IOC_DETACH:
+		return cider_ioctl_detach(uarg);
+	case CIDER_IOC_MN_INFO:
+		return cider_ioctl_mn_info(uarg);
+	case CIDER_IOC_RAW:
+		return cider_ioctl_raw(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -65,6 +74,7 @@ static const struct file_operations cider_fops = {
 	.owner		= THIS_MODULE,
 	.unlocked_ioctl	= cider_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
+	.uring_cmd	= cider_uring_cmd,
 	.llseek		= noop_llseek,
 };
 

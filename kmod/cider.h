@@ -16,6 +16,11 @@ int cider_ibdev_init(void);
 void cider_ibdev_exit(void);
 void cider_ibdev_fill_info(struct cider_info *info);
 
+/* rawop.c: raw one-sided operations, by ioctl and io_uring. */
+struct io_uring_cmd;
+long cider_ioctl_raw(void __user *uarg);
+int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+
 /* chardev.c: /dev/cider and its ioctls. */
 int cider_chardev_init(void);
 void cider_chardev_exit(void);

@@ -16,6 +16,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "cider.h"
+#include "mn.h"
 
 struct cider_ibdev {
 	struct list_head node;
@@ -52,6 +53,8 @@ static void cider_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct cider_ibdev *cd = client_data;
 
+	/* Before rdma_cm's own .remove: our CM ids must be gone by then. */
+	cider_mn_device_removed(ibdev);
 	mutex_lock(&cider_ibdevs_lock);
 	list_del(&cd->node);
 	cider_nr_ibdevs--;

@@ -11,7 +11,7 @@ void cider_credit_init(struct cider_credit *c, u32 max_limit,
 	u32 i;
 
 	memset(c, 0, sizeof(*c));
-	for (i = 0; i < sizeof(cider_credit_cands) / sizeof(cider_credit_cands[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(cider_credit_cands); i++)
 		if (cider_credit_cands[i] < max_limit)
 			c->cand[c->nr_cand++] = cider_credit_cands[i];
 	c->cand[c->nr_cand++] = max_limit;	/* "unlimited": the queue depth */
@@ -62,7 +62,7 @@ void cider_credit_put(struct cider_credit *c, u32 n, u64 now)
 	u64 len = c->updating ? c->interval_ns :
 		  c->interval_ns * c->stable_intervals;
 
-	c->inflight -= CIDER_MIN(n, c->inflight);
+	c->inflight -= cider_min_u64(n, c->inflight);
 	c->count += n;
 	if (now - c->start < len)
 		return;

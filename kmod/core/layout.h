@@ -17,7 +17,7 @@
 #define CIDER_MN_ALIGN		4096ULL
 #define CIDER_MN_SB_AREA	4096ULL		/* the superblock's own area */
 #define CIDER_MN_MAX_CNS	256
-#define CIDER_MN_MIN_SIZE	(1ULL << 20)
+#define CIDER_MN_MIN_SIZE	0x100000ULL	/* 1 MiB */
 
 /* One CN's entry in the membership table, claimed by CAS on 'owner'. */
 struct cider_mn_member {

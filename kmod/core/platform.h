@@ -13,18 +13,28 @@
 #include <linux/types.h>
 #include <linux/string.h>
 #else
+#include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <string.h>
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int64_t s64;
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s64 s64;
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
 #endif
 
-#define CIDER_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define CIDER_MAX(a, b) ((a) > (b) ? (a) : (b))
+static inline u64 cider_min_u64(u64 a, u64 b)
+{
+	return a < b ? a : b;
+}
+
+static inline u64 cider_max_u64(u64 a, u64 b)
+{
+	return a > b ? a : b;
+}
 
 #endif

@@ -61,4 +61,121 @@ struct cider_info {
 
 #define CIDER_IOC_GET_INFO	_IOWR(CIDER_IOC_MAGIC, 0x00, struct cider_info)
 
+/*
+ * CIDER_IOC_ATTACH: connect to a memory node (CAP_SYS_ADMIN).  One RC
+ * connection per possible CPU is made; the call returns when all are up
+ * and the node has passed the capability probe (8-byte CAS and FAA from
+ * the kernel, a CIDER superblock), or fails with:
+ *   EINVAL bad field; EPERM no CAP_SYS_ADMIN; ETIMEDOUT no answer in time;
+ *   ECONNREFUSED rejected; EHOSTUNREACH no route; EOPNOTSUPP the RDMA
+ *   device cannot do what CIDER needs (named in the kernel log); EPROTO
+ *   not a CIDER memory node or another layout version.
+ */
+#define CIDER_MAX_CN_ID		255
+#define CIDER_ATTACH_TIMEOUT_MS	5000	/* when timeout_ms is 0 */
+#define CIDER_ATTACH_MAX_TIMEOUT_MS 60000
+
+struct cider_attach {
+	__u32 size;
+	__u32 flags;			/* must be 0 */
+	__u32 cn_id;			/* this compute node, <= CIDER_MAX_CN_ID */
+	__u16 family;			/* AF_INET or AF_INET6 */
+	__u16 port;			/* host byte order, non-zero */
+	__u8 addr[16];			/* AF_INET: first 4 bytes, rest 0 */
+	__u32 timeout_ms;		/* 0: CIDER_ATTACH_TIMEOUT_MS */
+	__u32 mn_id;			/* out: handle for the other calls */
+	__u32 nr_channels;		/* out */
+	__u32 reserved0;
+	__u64 region_size;		/* out */
+	__u64 reserved[4];
+};
+
+#define CIDER_IOC_ATTACH	_IOWR(CIDER_IOC_MAGIC, 0x01, struct cider_attach)
+
+/* CIDER_IOC_DETACH: disconnect; pending operations fail (CAP_SYS_ADMIN). */
+struct cider_detach {
+	__u32 size;
+	__u32 mn_id;
+	__u64 reserved[2];
+};
+
+#define CIDER_IOC_DETACH	_IOW(CIDER_IOC_MAGIC, 0x02, struct cider_detach)
+
+/* cider_mn_info.state */
+#define CIDER_MN_LIVE		1
+#define CIDER_MN_DEAD		2	/* lost; every operation fails */
+
+/*
+ * CIDER_IOC_MN_INFO: the attached memory node with the lowest id >= mn_id
+ * (so a loop from 0 lists them all); ENOENT when there is none.
+ */
+struct cider_mn_info {
+	__u32 size;
+	__u32 mn_id;			/* in: lowest id; out: its id */
+	__u32 state;			/* CIDER_MN_* */
+	__s32 dead_reason;		/* -errno that killed it, or 0 */
+	__u32 cn_id;
+	__u16 family;
+	__u16 port;
+	__u8 addr[16];
+	__u32 nr_channels;
+	__u32 layout_version;
+	__u64 region_size;
+	char ibdev[CIDER_IBDEV_NAME_LEN];
+	__u64 reserved[4];
+};
+
+#define CIDER_IOC_MN_INFO	_IOWR(CIDER_IOC_MAGIC, 0x03, struct cider_mn_info)
+
+/*
+ * Raw one-sided operations on a memory node's region, for tests and
+ * benchmarks (CAP_SYS_ADMIN).  A batch is posted with one doorbell on the
+ * calling CPU's channel.  Synchronously with CIDER_IOC_RAW, or through
+ * io_uring: IORING_OP_URING_CMD on /dev/cider, ring set up with
+ * IORING_SETUP_SQE128, cmd_op = CIDER_IOC_RAW, struct cider_raw_batch in
+ * the SQE's command area.  Either way the result is 0 when every
+ * operation succeeded, else the first failing operation's -errno, and
+ * each operation's own result (and, for atomics, the old value) is
+ * written back into the ops array.
+ *
+ * Refused before anything is sent: EINVAL (bad opcode, length, flags,
+ * reserved field, unaligned atomic), ERANGE (outside the region), EPERM,
+ * ENOENT (no such memory node).  Failures of a sent batch: ENOTCONN (the
+ * node was lost or detached), ETIMEDOUT (no completion within the
+ * module's op_timeout_ms: the node is declared lost), EIO (the NIC
+ * reported an error), EREMOTEIO (the node refused the access).
+ */
+#define CIDER_RAW_READ		1
+#define CIDER_RAW_WRITE		2
+#define CIDER_RAW_CAS		3	/* 8 bytes, 8-byte aligned */
+#define CIDER_RAW_FAA		4	/* 8 bytes, 8-byte aligned */
+
+#define CIDER_RAW_MAX_LEN	(64U << 10)	/* per READ/WRITE */
+#define CIDER_RAW_MAX_OPS	64		/* per batch */
+#define CIDER_RAW_MAX_BYTES	(256U << 10)	/* per batch */
+
+struct cider_raw_op {
+	__u8 opcode;			/* CIDER_RAW_* */
+	__u8 reserved0[3];
+	__u32 len;			/* READ/WRITE: 1..MAX_LEN; atomics: 8 */
+	__u64 remote;			/* offset in the region */
+	__u64 local;			/* READ/WRITE: user buffer; atomics: 0 */
+	__u64 compare;			/* CAS: expected value */
+	__u64 swap_add;			/* CAS: new value; FAA: addend */
+	__u64 old;			/* out: atomics: the value before */
+	__s32 result;			/* out: 0 or -errno */
+	__u32 reserved1;
+};
+
+struct cider_raw_batch {
+	__u32 size;
+	__u32 mn_id;
+	__u32 nr_ops;			/* 1..CIDER_RAW_MAX_OPS */
+	__u32 flags;			/* must be 0 */
+	__u64 ops;			/* user pointer to struct cider_raw_op[] */
+	__u64 reserved[2];
+};
+
+#define CIDER_IOC_RAW		_IOWR(CIDER_IOC_MAGIC, 0x10, struct cider_raw_batch)
+
 #endif /* _UAPI_LINUX_CIDER_H */

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Channels and batches: the doorbell-aware RDMA data path.
+ *
+ * A memory node (MN) is reached over one RC connection per possible CPU,
+ * a channel, each with its own QP and CQ, so CPUs never share a queue or a
+ * doorbell.  Work is submitted as batches: a batch's work requests are
+ * chained, only its last one is signalled, and whatever batches are ready
+ * go to the NIC with one ib_post_send() (one doorbell).  The number of
+ * outstanding work requests per channel is bounded by an adaptive credit
+ * limit (core/credit.c); batches that do not fit wait in a backlog and are
+ * posted from the completion path as credits return.
+ */
+#ifndef _CIDER_CHANNEL_H
+#define _CIDER_CHANNEL_H
+
+#include <linux/completion.h>
+#include <linux/list.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "core/backoff.h"
+#include "core/credit.h"
+#include "core/layout.h"
+
+struct cider_mn;
+struct cider_batch;
+
+enum cider_verb { CIDER_VERB_READ, CIDER_VERB_WRITE, CIDER_VERB_CAS,
+		  CIDER_VERB_FAA, CIDER_NR_VERBS };
+
+struct cider_chan_stats {
+	u64 batches;		/* batches submitted */
+	u64 doorbells;		/* ib_post_send() calls */
+	u64 wrs;		/* work requests posted */
+	u64 cqes;		/* completions polled */
+	u64 done[CIDER_NR_VERBS]; /* work requests completed, by verb */
+	u64 errors;		/* work requests completed in error */
+	u64 post_errors;	/* ib_post_send() failures */
+	u64 backlogged;		/* batches that waited for credits */
+};
+
+struct cider_channel {
+	struct cider_mn *mn;
+	unsigned int index;
+	struct rdma_cm_id *cm_id;
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	u32 sq_depth;
+
+	/* connection set-up */
+	struct completion cm_done;
+	int cm_status;
+	struct cider_mn_hello hello;
+
+	spinlock_t lock;	/* everything below */
+	bool live;		/* accepting and posting work */
+	bool established;	/* was connected: has a QP to drain */
+	struct list_head backlog;	/* waiting for credits */
+	struct list_head inflight;	/* posted, oldest first */
+	struct cider_credit credit;
+	struct cider_backoff backoff;
+	struct cider_chan_stats stats;
+};
+
+struct cider_wr {
+	struct ib_cqe cqe;
+	union {
+		struct ib_rdma_wr rdma;
+		struct ib_atomic_wr atomic;
+		struct ib_send_wr wr;
+	};
+	struct ib_sge sge;
+	struct cider_batch *batch;
+	u16 index;
+	u8 verb;
+	int status;
+	u32 buf_off;		/* of this WR's bytes in the batch buffer */
+};
+
+struct cider_batch {
+	struct list_head node;	/* channel backlog or inflight */
+	struct cider_channel *ch;
+	struct cider_mn *mn;	/* holds a reference while the batch lives */
+	refcount_t ref;		/* submitter + data path */
+	unsigned int nr;	/* work requests */
+	unsigned int acked;	/* WRs [0, acked) accounted */
+	unsigned int posted;	/* WRs [0, posted) reached the NIC */
+	int status;		/* first failure, or 0 */
+	unsigned long deadline;	/* jiffies */
+	void (*complete)(struct cider_batch *b);
+	void *priv;
+	void *buf;
+	size_t buf_len;
+	dma_addr_t dma;
+	struct ib_device *dma_dev;
+	struct cider_wr wr[];
+};
+
+/* channel.c */
+void cider_channel_init(struct cider_channel *ch, struct cider_mn *mn,
+			unsigned int index);
+int cider_channel_connect(struct cider_channel *ch, struct sockaddr *dst,
+			  unsigned long timeout_ms);
+void cider_channel_submit(struct cider_channel *ch, struct cider_batch *b);
+void cider_channel_kill(struct cider_channel *ch, int reason);
+void cider_channel_destroy(struct cider_channel *ch);
+bool cider_channel_overdue(struct cider_channel *ch);
+
+/* batch.c */
+struct cider_batch *cider_batch_alloc(unsigned int nr, size_t buf_len, gfp_t gfp);
+void cider_batch_read(struct cider_batch *b, unsigned int i, u64 remote, u32 len, u32 off);
+void cider_batch_write(struct cider_batch *b, unsigned int i, u64 remote, u32 len, u32 off);
+void cider_batch_cas(struct cider_batch *b, unsigned int i, u64 remote, u64 cmp, u64 swp, u32 off);
+void cider_batch_faa(struct cider_batch *b, unsigned int i, u64 remote, u64 add, u32 off);
+int cider_batch_map(struct cider_batch *b, struct cider_channel *ch);
+void cider_batch_finish(struct cider_batch *b);
+void cider_batch_put(struct cider_batch *b);
+int cider_batch_run(struct cider_channel *ch, struct cider_batch *b);
+u64 cider_batch_u64(struct cider_batch *b, unsigned int i);
+void cider_wr_done(struct ib_cq *cq, struct ib_wc *wc);
+
+#endif

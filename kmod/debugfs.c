@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Counters: /sys/kernel/debug/cider/mn<N>, one line per channel and a
+ * total, as key=value pairs so that people and tools (ciderctl stats,
+ * cider-bench) read the same thing.  wrs/doorbells is the batching factor;
+ * done_* against KV operations gives MN operations per KV operation.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "cider.h"
+#include "mn.h"
+
+static struct dentry *cider_debugfs_root;
+
+struct cider_chan_snap {
+	struct cider_chan_stats s;
+	u32 limit, inflight;
+	u64 updates, tmax;
+};
+
+static void cider_chan_snapshot(struct cider_channel *ch, struct cider_chan_snap *c)
+{
+	spin_lock_bh(&ch->lock);
+	c->s = ch->stats;
+	c->limit = ch->credit.limit;
+	c->inflight = ch->credit.inflight;
+	c->updates = ch->credit.updates;
+	c->tmax = ch->backoff.tmax;
+	spin_unlock_bh(&ch->lock);
+}
+
+static void cider_snap_add(struct cider_chan_snap *t, const struct cider_chan_snap *c)
+{
+	unsigned int v;
+
+	t->s.batches += c->s.batches;
+	t->s.doorbells += c->s.doorbells;
+	t->s.wrs += c->s.wrs;
+	t->s.cqes += c->s.cqes;
+	for (v = 0; v < CIDER_NR_VERBS; v++)
+		t->s.done[v] += c->s.done[v];
+	t->s.errors += c->s.errors;
+	t->s.post_errors += c->s.post_errors;
+	t->s.backlogged += c->s.backlogged;
+	t->inflight += c->inflight;
+}
+
+static void cider_snap_show(struct seq_file *m, const char *what, int idx,
+			    const struct cider_chan_snap *c)
+{
+	if (idx >= 0)
+		seq_printf(m, "%s=%d ", what, idx);
+	else
+		seq_printf(m, "%s ", what);
+	seq_printf(m, "batches=%llu doorbells=%llu wrs=%llu cqes=%llu read=%llu write=%llu cas=%llu faa=%llu errors=%llu post_errors=%llu backlogged=%llu inflight=%u",
+		   c->s.batches, c->s.doorbells, c->s.wrs, c->s.cqes,
+		   c->s.done[CIDER_VERB_READ], c->s.done[CIDER_VERB_WRITE],
+		   c->s.done[CIDER_VERB_CAS], c->s.done[CIDER_VERB_FAA],
+		   c->s.errors, c->s.post_errors, c->s.backlogged, c->inflight);
+	if (idx >= 0)
+		seq_printf(m, " credit_limit=%u credit_updates=%llu backoff_tmax_ns=%llu",
+			   c->limit, c->updates, c->tmax);
+	seq_putc(m, '\n');
+}
+
+static int cider_mn_stats_show(struct seq_file *m, void *unused)
+{
+	struct cider_mn *mn = m->private;
+	struct cider_chan_snap c, total = {};
+	unsigned int i;
+
+	seq_printf(m, "mn=%u state=%s reason=%d cn=%u dev=%s channels=%u region=%llu\n",
+		   mn->id, atomic_read(&mn->state) == CIDER_MN_LIVE ? "live" : "dead",
+		   atomic_read(&mn->state) == CIDER_MN_LIVE ? 0 : mn->dead_reason,
+		   mn->cn_id, mn->ibdev_name, mn->nr_chans, mn->size);
+	for (i = 0; i < mn->nr_chans; i++) {
+		cider_chan_snapshot(&mn->chans[i], &c);
+		cider_snap_add(&total, &c);
+		cider_snap_show(m, "chan", i, &c);
+	}
+	cider_snap_show(m, "total", -1, &total);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(cider_mn_stats);
+
+void cider_debugfs_add_mn(struct cider_mn *mn)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "mn%u", mn->id);
+	mn->debugfs = debugfs_create_file(name, 0400, cider_debugfs_root, mn,
+					  &cider_mn_stats_fops);
+}
+
+/* Waits for readers: the node may be freed afterwards. */
+void cider_debugfs_remove_mn(struct cider_mn *mn)
+{
+	debugfs_remove(mn->debugfs);
+	mn->debugfs = NULL;
+}
+
+void cider_debugfs_init(void)
+{
+	cider_debugfs_root = debugfs_create_dir("cider", NULL);
+}
+
+void cider_debugfs_exit(void)
+{
+	debugfs_remove(cider_debugfs_root);
+}

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory nodes: attach (connect every channel, probe the device and the
+ * region), detach, and loss.  A node that is lost (disconnected, QP error,
+ * device removed, an operation overdue) becomes DEAD: every pending and
+ * later operation on it fails with its reason, and it stays listed until
+ * detached, so operators see why.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+
+#include "cider.h"
+#include "mn.h"
+
+static DEFINE_XARRAY_ALLOC(cider_mns);
+/* Serializes attach, detach, device removal and unload. */
+static DEFINE_MUTEX(cider_mns_lock);
+
+struct cider_mn *cider_mn_get(u32 id)
+{
+	struct cider_mn *mn;
+
+	rcu_read_lock();
+	mn = xa_load(&cider_mns, id);
+	if (mn && !kref_get_unless_zero(&mn->ref))
+		mn = NULL;
+	rcu_read_unlock();
+	return mn;
+}
+
+static void cider_mn_release(struct kref *ref)
+{
+	struct cider_mn *mn = container_of(ref, struct cider_mn, ref);
+
+	kfree_rcu(mn, rcu);
+}
+
+void cider_mn_put(struct cider_mn *mn)
+{
+	kref_put(&mn->ref, cider_mn_release);
+}
+
+struct cider_channel *cider_mn_channel(struct cider_mn *mn)
+{
+	return &mn->chans[raw_smp_processor_id() % mn->nr_chans];
+}
+
+/* Declare @mn lost (any context); the channels are stopped from a work. */
+void cider_mn_lost(struct cider_mn *mn, int reason)
+{
+	if (atomic_cmpxchg(&mn->state, CIDER_MN_LIVE, CIDER_MN_DEAD) != CIDER_MN_LIVE)
+		return;
+	mn->dead_reason = reason;
+	pr_warn("mn%u (%pISpc via %s): lost: %pe\n", mn->id, &mn->addr,
+		mn->ibdev_name, ERR_PTR(reason));
+	schedule_work(&mn->kill_work);
+}
+
+static void cider_mn_kill_work(struct work_struct *work)
+{
+	struct cider_mn *mn = container_of(work, struct cider_mn, kill_work);
+	unsigned int i;
+
+	down_read(&mn->res_sem);
+	if (!mn->torn_down)
+		for (i = 0; i < mn->nr_chans; i++)
+			cider_channel_kill(&mn->chans[i], mn->dead_reason);
+	up_read(&mn->res_sem);
+}
+
+/* No completion within op_timeout_ms: the node is unresponsive. */
+static void cider_mn_watchdog(struct work_struct *work)
+{
+	struct cider_mn *mn = container_of(to_delayed_work(work), struct cider_mn,
+					   watchdog);
+	unsigned int i;
+
+	for (i = 0; i < mn->nr_chans; i++) {
+		if (cider_channel_overdue(&mn->chans[i])) {
+			cider_mn_lost(mn, -ETIMEDOUT);
+			return;
+		}
+	}
+	if (atomic_read(&mn->state) == CIDER_MN_LIVE)
+		schedule_delayed_work(&mn->watchdog, HZ / 4);
+}
+
+/* Stop and free every channel resource; the cider_mn itself stays. */
+static void cider_mn_teardown(struct cider_mn *mn, int reason)
+{
+	unsigned int i;
+
+	if (atomic_xchg(&mn->state, CIDER_MN_DEAD) == CIDER_MN_LIVE)
+		mn->dead_reason = reason;
+	cancel_delayed_work_sync(&mn->watchdog);
+	down_write(&mn->res_sem);
+	if (!mn->torn_down) {
+		for (i = 0; i < mn->nr_chans; i++)
+			cider_channel_destroy(&mn->chans[i]);
+		mn->torn_down = true;
+	}
+	up_write(&mn->res_sem);
+	cancel_work_sync(&mn->kill_work);
+}
+
+static struct cider_mn *cider_mn_alloc(const struct cider_attach *at)
+{
+	struct cider_mn *mn;
+	unsigned int i;
+
+	mn = kzalloc(struct_size(mn, chans, nr_cpu_ids), GFP_KERNEL);
+	if (!mn)
+		return NULL;
+	mn->nr_chans = nr_cpu_ids;
+	mn->cn_id = at->cn_id;
+	for (i = 0; i < mn->nr_chans; i++)
+		cider_channel_init(&mn->chans[i], mn, i);
+	kref_init(&mn->ref);
+	init_rwsem(&mn->res_sem);
+	INIT_WORK(&mn->kill_work, cider_mn_kill_work);
+	INIT_DELAYED_WORK(&mn->watchdog, cider_mn_watchdog);
+	if (at->family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&mn->addr;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(at->port);
+		memcpy(&sin->sin_addr, at->addr, 4);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&mn->addr;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(at->port);
+		memcpy(&sin6->sin6_addr, at->addr, 16);
+	}
+	return mn;
+}
+
+/* Connect every channel in parallel, within one deadline. */
+static int cider_mn_connect(struct cider_mn *mn, unsigned long timeout_ms)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	unsigned int i, started = 0;
+	int ret = 0;
+
+	for (i = 0; i < mn->nr_chans && !ret; i++) {
+		ret = cider_channel_connect(&mn->chans[i], (struct sockaddr *)&mn->addr,
+					    timeout_ms);
+		started += !ret || mn->chans[i].cm_id;
+	}
+	for (i = 0; i < started; i++) {
+		struct cider_channel *ch = &mn->chans[i];
+		long left = max_t(long, (long)(deadline - jiffies), 1);
+
+		if (!wait_for_completion_timeout(&ch->cm_done, left))
+			ret = ret ?: -ETIMEDOUT;
+		else
+			ret = ret ?: ch->cm_status;
+	}
+	if (ret)
+		return ret;
+
+	/* Every channel reached the same node through the same device. */
+	mn->ibdev = mn->chans[0].dev;
+	strscpy(mn->ibdev_name, mn->ibdev->name, sizeof(mn->ibdev_name));
+	mn->base = mn->chans[0].hello.addr;
+	mn->rkey = mn->chans[0].hello.rkey;
+	mn->size = mn->chans[0].hello.size;
+	for (i = 1; i < mn->nr_chans; i++)
+		if (mn->chans[i].dev != mn->ibdev ||
+		    mn->chans[i].hello.addr != mn->base ||
+		    mn->chans[i].hello.rkey != mn->rkey)
+			return -EPROTO;
+	return 0;
+}
+
+/*
+ * The device must do 8-byte CAS and FAA for a kernel consumer (upstream
+ * mlx5 refuses them at post time), and the region must be a CIDER one.
+ * READ the magic, FAA 0 and CAS 0->0 on the probe word: all harmless.
+ */
+static int cider_mn_probe(struct cider_mn *mn)
+{
+	struct cider_batch *b;
+	int ret;
+
+	if (mn->ibdev->attrs.atomic_cap == IB_ATOMIC_NONE) {
+		pr_err("mn%u: %s reports no atomic operations; CIDER needs 8-byte CAS and FAA\n",
+		       mn->id, mn->ibdev_name);
+		return -EOPNOTSUPP;
+	}
+	b = cider_batch_alloc(3, 24, GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	cider_batch_read(b, 0, offsetof(struct cider_mn_sb, magic), 8, 0);
+	cider_batch_faa(b, 1, offsetof(struct cider_mn_sb, probe), 0, 8);
+	cider_batch_cas(b, 2, offsetof(struct cider_mn_sb, probe), 0, 0, 16);
+	ret = cider_batch_run(&mn->chans[0], b);
+	if (ret == -EOPNOTSUPP || ret == -EINVAL)
+		pr_err("mn%u: %s refuses atomic operations posted from the kernel (%pe); CIDER needs 8-byte CAS and FAA\n",
+		       mn->id, mn->ibdev_name, ERR_PTR(ret));
+	else if (ret)
+		pr_err("mn%u: probe of %pISpc failed: %pe\n", mn->id, &mn->addr, ERR_PTR(ret));
+	else if (cider_batch_u64(b, 0) != CIDER_MN_MAGIC)
+		ret = -EPROTO;
+	if (ret == -EPROTO)
+		pr_err("mn%u: %pISpc is not a CIDER memory node\n", mn->id, &mn->addr);
+	cider_batch_put(b);
+	return ret;
+}
+
+static int cider_attach_check(const struct cider_attach *at)
+{
+	if (at->size != sizeof(*at) || at->flags || at->reserved0 ||
+	    memchr_inv(at->reserved, 0, sizeof(at->reserved)))
+		return -EINVAL;
+	if (at->cn_id > CIDER_MAX_CN_ID || !at->port ||
+	    at->timeout_ms > CIDER_ATTACH_MAX_TIMEOUT_MS)
+		return -EINVAL;
+	if (at->family == AF_INET)
+		return memchr_inv(at->addr + 4, 0, 12) ? -EINVAL : 0;
+	return at->family == AF_INET6 ? 0 : -EINVAL;
+}
+
+static int cider_mn_attach(struct cider_attach *at)
+{
+	unsigned long timeout = at->timeout_ms ?: CIDER_ATTACH_TIMEOUT_MS;
+	struct cider_mn *mn;
+	int ret;
+
+	mn = cider_mn_alloc(at);
+	if (!mn)
+		return -ENOMEM;
+	/* Reserve the id (lookups see nothing) until the node is usable. */
+	ret = xa_alloc(&cider_mns, &mn->id, NULL, xa_limit_31b, GFP_KERNEL);
+	if (ret) {
+		kfree(mn);
+		return ret;
+	}
+	ret = cider_mn_connect(mn, timeout);
+	if (!ret) {
+		atomic_set(&mn->state, CIDER_MN_LIVE);
+		/* The watchdog bounds the probe like any other operation. */
+		schedule_delayed_work(&mn->watchdog, HZ / 4);
+		ret = cider_mn_probe(mn);
+	}
+	if (ret) {
+		cider_mn_teardown(mn, ret);
+		xa_erase(&cider_mns, mn->id);
+		cider_mn_put(mn);
+		return ret;
+	}
+	xa_store(&cider_mns, mn->id, mn, GFP_KERNEL);
+	cider_debugfs_add_mn(mn);
+	pr_info("mn%u: attached %pISpc via %s as cn %u: %u channels, region %llu bytes\n",
+		mn->id, &mn->addr, mn->ibdev_name, mn->cn_id, mn->nr_chans, mn->size);
+	at->mn_id = mn->id;
+	at->nr_channels = mn->nr_chans;
+	at->region_size = mn->size;
+	return 0;
+}
+
+long cider_ioctl_attach(void __user *uarg)
+{
+	struct cider_attach at;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&at, uarg, sizeof(at)))
+		return -EFAULT;
+	ret = cider_attach_check(&at);
+	if (ret)
+		return ret;
+	mutex_lock(&cider_mns_lock);
+	ret = cider_mn_attach(&at);
+	mutex_unlock(&cider_mns_lock);
+	if (!ret && copy_to_user(uarg, &at, sizeof(at)))
+		ret = -EFAULT;	/* still attached: the node shows in MN_INFO */
+	return ret;
+}
+
+/* Caller holds cider_mns_lock and has removed @mn from the array. */
+static void cider_mn_remove(struct cider_mn *mn)
+{
+	cider_debugfs_remove_mn(mn);
+	cider_mn_teardown(mn, -ENOTCONN);
+	pr_info("mn%u: detached\n", mn->id);
+	cider_mn_put(mn);
+}
+
+long cider_ioctl_detach(void __user *uarg)
+{
+	struct cider_detach dt;
+	struct cider_mn *mn;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&dt, uarg, sizeof(dt)))
+		return -EFAULT;
+	if (dt.size != sizeof(dt) || memchr_inv(dt.reserved, 0, sizeof(dt.reserved)))
+		return -EINVAL;
+	mutex_lock(&cider_mns_lock);
+	mn = xa_erase(&cider_mns, dt.mn_id);
+	if (mn)
+		cider_mn_remove(mn);
+	mutex_unlock(&cider_mns_lock);
+	return mn ? 0 : -ENOENT;
+}
+
+static void cider_mn_describe(const struct cider_mn *mn, struct cider_mn_info *mi)
+{
+	mi->mn_id = mn->id;
+	mi->state = atomic_read(&mn->state);
+	mi->dead_reason = mi->state == CIDER_MN_DEAD ? mn->dead_reason : 0;
+	mi->cn_id = mn->cn_id;
+	mi->family = mn->addr.ss_family;
+	if (mi->family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)&mn->addr;
+
+		mi->port = ntohs(sin->sin_port);
+		memcpy(mi->addr, &sin->sin_addr, 4);
+	} else {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&mn->addr;
+
+		mi->port = ntohs(sin6->sin6_port);
+		memcpy(mi->addr, &sin6->sin6_addr, 16);
+	}
+	mi->nr_channels = mn->nr_chans;
+	mi->layout_version = CIDER_LAYOUT_VERSION;
+	mi->region_size = mn->size;
+	strscpy(mi->ibdev, mn->ibdev_name, sizeof(mi->ibdev));
+}
+
+long cider_ioctl_mn_info(void __user *uarg)
+{
+	struct cider_mn_info mi;
+	struct cider_mn *mn;
+	unsigned long id;
+	int ret = -ENOENT;
+
+	if (copy_from_user(&mi, uarg, sizeof(mi)))
+		return -EFAULT;
+	if (mi.size != sizeof(mi) || memchr_inv(mi.reserved, 0, sizeof(mi.reserved)))
+		return -EINVAL;
+	id = mi.mn_id;
+	memset(&mi, 0, sizeof(mi));
+	mi.size = sizeof(mi);
+	mutex_lock(&cider_mns_lock);
+	xa_for_each_start(&cider_mns, id, mn, id) {
+		cider_mn_describe(mn, &mi);
+		ret = 0;
+		break;
+	}
+	mutex_unlock(&cider_mns_lock);
+	if (!ret && copy_to_user(uarg, &mi, sizeof(mi)))
+		ret = -EFAULT;
+	return ret;
+}
+
+/* ib_client .remove: every node reached through @ibdev is lost now. */
+void cider_mn_device_removed(struct ib_device *ibdev)
+{
+	struct cider_mn *mn;
+	unsigned long id;
+
+	mutex_lock(&cider_mns_lock);
+	xa_for_each(&cider_mns, id, mn) {
+		if (mn->ibdev != ibdev)
+			continue;
+		cider_mn_lost(mn, -ENODEV);
+		cider_mn_teardown(mn, -ENODEV);
+	}
+	mutex_unlock(&cider_mns_lock);
+}
+
+void cider_mn_exit(void)
+{
+	struct cider_mn *mn;
+	unsigned long id;
+
+	mutex_lock(&cider_mns_lock);
+	xa_for_each(&cider_mns, id, mn) {
+		xa_erase(&cider_mns, id);
+		cider_mn_remove(mn);
+	}
+	mutex_unlock(&cider_mns_lock);
+	rcu_barrier();	/* the kfree_rcu()s of released nodes */
+}

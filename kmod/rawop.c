@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Raw one-sided operations on a memory node's region (CIDER_IOC_RAW), for
+ * tests and benchmarks: synchronously through ioctl, asynchronously
+ * through io_uring passthrough.  Every byte from user space is checked
+ * before anything is posted.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/io_uring.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "cider.h"
+#include "mn.h"
+
+struct cider_raw_ctx {
+	struct cider_raw_op __user *uops;
+	unsigned int nr;
+	union {
+		struct completion done;
+		struct io_uring_cmd *cmd;
+	};
+	struct cider_raw_op ops[];
+};
+
+/* Per-command state kept in the io_uring command itself. */
+struct cider_raw_pdu {
+	struct cider_batch *b;
+};
+
+static int cider_raw_check_op(const struct cider_raw_op *op, u64 region)
+{
+	if (op->reserved0[0] || op->reserved0[1] || op->reserved0[2] || op->reserved1)
+		return -EINVAL;
+	switch (op->opcode) {
+	case CIDER_RAW_READ:
+	case CIDER_RAW_WRITE:
+		if (!op->len || op->len > CIDER_RAW_MAX_LEN || !op->local ||
+		    op->compare || op->swap_add)
+			return -EINVAL;
+		break;
+	case CIDER_RAW_FAA:
+		if (op->compare)
+			return -EINVAL;
+		fallthrough;
+	case CIDER_RAW_CAS:
+		if (op->len != 8 || op->local || op->remote % 8)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (op->remote > region || op->len > region - op->remote)
+		return -ERANGE;
+	return 0;
+}
+
+static int cider_raw_check(const struct cider_raw_batch *rb)
+{
+	if (rb->size != sizeof(*rb) || rb->flags ||
+	    memchr_inv(rb->reserved, 0, sizeof(rb->reserved)))
+		return -EINVAL;
+	if (!rb->nr_ops || rb->nr_ops > CIDER_RAW_MAX_OPS)
+		return -EINVAL;
+	return 0;
+}
+
+/* Fill WR @i of @b from @op; WRITE data is copied in now. */
+static int cider_raw_add(struct cider_batch *b, unsigned int i,
+			 const struct cider_raw_op *op, u32 off)
+{
+	switch (op->opcode) {
+	case CIDER_RAW_READ:
+		cider_batch_read(b, i, op->remote, op->len, off);
+		return 0;
+	case CIDER_RAW_WRITE:
+		if (copy_from_user(b->buf + off, u64_to_user_ptr(op->local), op->len))
+			return -EFAULT;
+		cider_batch_write(b, i, op->remote, op->len, off);
+		return 0;
+	case CIDER_RAW_CAS:
+		cider_batch_cas(b, i, op->remote, op->compare, op->swap_add, off);
+		return 0;
+	default:
+		cider_batch_faa(b, i, op->remote, op->swap_add, off);
+		return 0;
+	}
+}
+
+static void cider_raw_free(struct cider_batch *b)
+{
+	kfree(b->priv);
+	cider_batch_put(b);
+}
+
+/*
+ * Validate @rb and its operations and build the batch; the batch holds a
+ * reference on the memory node.
+ */
+static struct cider_batch *cider_raw_build(const struct cider_raw_batch *rb)
+{
+	struct cider_raw_ctx *ctx;
+	struct cider_batch *b = NULL;
+	struct cider_mn *mn;
+	u32 i, len = 0;
+	int ret;
+
+	ret = cider_raw_check(rb);
+	if (ret)
+		return ERR_PTR(ret);
+	ctx = kmalloc(struct_size(ctx, ops, rb->nr_ops), GFP_KERNEL);
+	if (!ctx)
+		return ERR_PTR(-ENOMEM);
+	ctx->nr = rb->nr_ops;
+	ctx->uops = u64_to_user_ptr(rb->ops);
+	ret = -EFAULT;
+	if (copy_from_user(ctx->ops, ctx->uops, flex_array_size(ctx, ops, ctx->nr)))
+		goto err_ctx;
+	ret = -ENOENT;
+	mn = cider_mn_get(rb->mn_id);
+	if (!mn)
+		goto err_ctx;
+	for (i = 0; i < ctx->nr; i++) {
+		ret = cider_raw_check_op(&ctx->ops[i], mn->size);
+		if (ret)
+			goto err_mn;
+		len += ALIGN(ctx->ops[i].len, 8);
+	}
+	ret = -EINVAL;
+	if (len > CIDER_RAW_MAX_BYTES)
+		goto err_mn;
+	ret = -ENOMEM;
+	b = cider_batch_alloc(ctx->nr, len, GFP_KERNEL);
+	if (!b)
+		goto err_mn;
+	b->mn = mn;
+	b->priv = ctx;
+	for (i = 0, len = 0; i < ctx->nr; len += ALIGN(ctx->ops[i].len, 8), i++) {
+		ret = cider_raw_add(b, i, &ctx->ops[i], len);
+		if (ret) {
+			cider_batch_put(b);	/* the data path's reference */
+			cider_raw_free(b);
+			return ERR_PTR(ret);
+		}
+	}
+	return b;
+err_mn:
+	cider_mn_put(mn);
+err_ctx:
+	kfree(ctx);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Hand @b to its channel.  On failure the data path's reference is
+ * dropped and the caller still owns its own.
+ */
+static int cider_raw_submit(struct cider_batch *b, bool nowait)
+{
+	struct cider_mn *mn = b->mn;
+	struct cider_channel *ch;
+	int ret;
+
+	if (nowait) {
+		if (!down_read_trylock(&mn->res_sem))
+			return -EAGAIN;
+	} else {
+		down_read(&mn->res_sem);
+	}
+	ret = mn->dead_reason ?: -ENOTCONN;
+	if (mn->torn_down || atomic_read(&mn->state) != CIDER_MN_LIVE)
+		goto out;
+	ch = cider_mn_channel(mn);
+	ret = cider_batch_map(b, ch);
+	if (!ret)
+		cider_channel_submit(ch, b);
+out:
+	up_read(&mn->res_sem);
+	if (ret)
+		cider_batch_put(b);
+	return ret;
+}
+
+/* Results back to user space: per-op status, old values, READ data. */
+static int cider_raw_copy_out(struct cider_batch *b)
+{
+	struct cider_raw_ctx *ctx = b->priv;
+	u32 i, off = 0;
+	int ret = b->status;
+
+	for (i = 0; i < ctx->nr; off += ALIGN(ctx->ops[i].len, 8), i++) {
+		struct cider_raw_op *op = &ctx->ops[i];
+
+		op->result = b->wr[i].status;
+		if (op->result)
+			continue;
+		if (op->opcode == CIDER_RAW_CAS || op->opcode == CIDER_RAW_FAA)
+			op->old = cider_batch_u64(b, i);
+		else if (op->opcode == CIDER_RAW_READ &&
+			 copy_to_user(u64_to_user_ptr(op->local), b->buf + off, op->len))
+			ret = ret ?: -EFAULT;
+	}
+	if (copy_to_user(ctx->uops, ctx->ops, flex_array_size(ctx, ops, ctx->nr)))
+		ret = ret ?: -EFAULT;
+	return ret;
+}
+
+static void cider_raw_wake(struct cider_batch *b)
+{
+	struct cider_raw_ctx *ctx = b->priv;
+
+	complete(&ctx->done);
+}
+
+long cider_ioctl_raw(void __user *uarg)
+{
+	struct cider_raw_batch rb;
+	struct cider_raw_ctx *ctx;
+	struct cider_batch *b;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&rb, uarg, sizeof(rb)))
+		return -EFAULT;
+	b = cider_raw_build(&rb);
+	if (IS_ERR(b))
+		return PTR_ERR(b);
+	ctx = b->priv;
+	init_completion(&ctx->done);
+	b->complete = cider_raw_wake;
+	ret = cider_raw_submit(b, false);
+	if (!ret) {
+		/* Bounded by the node's watchdog (op_timeout_ms). */
+		wait_for_completion(&ctx->done);
+		ret = cider_raw_copy_out(b);
+	}
+	cider_raw_free(b);
+	return ret;
+}
+
+/* Task context of the submitter: user memory is reachable again. */
+static void cider_raw_uring_task(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct cider_raw_pdu *pdu = (struct cider_raw_pdu *)cmd->pdu;
+	struct cider_batch *b = pdu->b;
+	int ret = cider_raw_copy_out(b);
+
+	cider_raw_free(b);
+	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+}
+
+/* Softirq: io_uring_cmd_done() must not run here on 6.1. */
+static void cider_raw_uring_complete(struct cider_batch *b)
+{
+	struct cider_raw_ctx *ctx = b->priv;
+
+	io_uring_cmd_complete_in_task(ctx->cmd, cider_raw_uring_task);
+}
+
+int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct cider_raw_pdu *pdu = (struct cider_raw_pdu *)cmd->pdu;
+	struct cider_raw_batch rb;
+	struct cider_raw_ctx *ctx;
+	struct cider_batch *b;
+	int ret;
+
+	BUILD_BUG_ON(sizeof(*pdu) > sizeof(cmd->pdu));
+	if (cmd->cmd_op != CIDER_IOC_RAW)
+		return -ENOTTY;
+	/* struct cider_raw_batch needs the 80-byte command area. */
+	if (!(issue_flags & IO_URING_F_SQE128))
+		return -EINVAL;
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	/* One copy out of the shared ring, checked after the copy. */
+	memcpy(&rb, cmd->cmd, sizeof(rb));
+	b = cider_raw_build(&rb);
+	if (IS_ERR(b))
+		return PTR_ERR(b);
+	ctx = b->priv;
+	ctx->cmd = cmd;
+	pdu->b = b;
+	b->complete = cider_raw_uring_complete;
+	ret = cider_raw_submit(b, issue_flags & IO_URING_F_NONBLOCK);
+	if (ret) {
+		cider_raw_free(b);
+		return ret;
+	}
+	return -EIOCBQUEUED;
+}

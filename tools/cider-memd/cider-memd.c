@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cider-memd: a CIDER memory node.  Registers one region for remote READ,
+ * WRITE and atomics, formats its superblock once, and accepts rdma_cm
+ * connections from compute nodes.  After that its CPU does nothing per
+ * operation: every KV operation is one-sided RDMA from the CNs.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/rdma_cma.h>
+
+#include "layout.h"
+
+#define MAX_DEVS 8
+
+struct memdev {			/* one RDMA device the region is registered on */
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;	/* the QPs need one; nothing is ever posted */
+	uint32_t max_qp_rd_atom;
+};
+
+struct conn {
+	struct rdma_cm_id *id;
+	struct cider_cn_hello who;
+	struct conn *next;
+};
+
+static struct {
+	const char *listen;
+	uint64_t size;
+	uint64_t chunk;
+	int hugepages;		/* -1 never, 0 auto, 1 always */
+	bool verbose;
+} opt = { .size = 64ULL << 20, .chunk = 64ULL << 10 };
+
+static void *region;
+static bool region_huge;
+static struct memdev devs[MAX_DEVS];
+static int nr_devs;
+static struct conn *conns;
+static unsigned long nr_connects, nr_disconnects;
+
+static void logmsg(const char *fmt, ...)
+{
+	struct timespec ts;
+	va_list ap;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fprintf(stderr, "cider-memd[%ld.%03ld]: ", (long)ts.tv_sec, ts.tv_nsec / 1000000);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"NAME\n"
+"    cider-memd - CIDER memory node: a passive region served over RDMA\n"
+"\n"
+"SYNOPSIS\n"
+"    cider-memd --listen ADDR:PORT [--size SIZE] [--chunk SIZE]\n"
+"               [--hugepages auto|always|never] [--verbose]\n"
+"\n"
+"DESCRIPTION\n"
+"    Allocates one memory region, formats its superblock (layout version %d:\n"
+"    membership table, index, lock and data areas, chunk-allocation cursor),\n"
+"    registers it with local write and remote read, write and atomic access\n"
+"    on every RDMA device a compute node connects through, and accepts any\n"
+"    number of rdma_cm connections.  The accept carries the region's address,\n"
+"    rkey, size and layout version.  After start-up the daemon only logs\n"
+"    connects and disconnects: compute nodes use the region with one-sided\n"
+"    READ, WRITE, compare-and-swap and fetch-and-add.\n"
+"\n"
+"OPTIONS\n"
+"    -l, --listen ADDR:PORT   address to listen on (IPv4 a.b.c.d:port or\n"
+"                             [IPv6]:port); required\n"
+"    -s, --size SIZE          region size, with K, M or G suffix (default 64M,\n"
+"                             at least 1M, a multiple of 4K)\n"
+"    -c, --chunk SIZE         allocation chunk of the data area (default 64K)\n"
+"    -H, --hugepages MODE     auto: 2 MiB pages when available (default);\n"
+"                             always: fail without them; never\n"
+"    -v, --verbose            log every connection event\n"
+"    -h, --help               this text\n"
+"\n"
+"SIGNALS\n"
+"    SIGINT, SIGTERM          disconnect every compute node, release\n"
+"                             everything and exit 0\n"
+"\n"
+"EXIT STATUS\n"
+"    0 on a clean shutdown, 1 on a runtime error, 2 on bad usage.\n",
+		CIDER_LAYOUT_VERSION);
+}
+
+static bool parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *s == '-')
+		return false;
+	switch (*end) {
+	case 'G': case 'g': v <<= 10; /* fall through */
+	case 'M': case 'm': v <<= 10; /* fall through */
+	case 'K': case 'k': v <<= 10; end++; break;
+	case '\0': break;
+	default: return false;
+	}
+	if (*end)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int parse_listen(const char *s, struct sockaddr_storage *ss)
+{
+	char host[256], *port;
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
+	struct addrinfo *ai;
+	int ret;
+
+	if (strlen(s) >= sizeof(host))
+		return -1;
+	strcpy(host, s);
+	port = strrchr(host, ':');
+	if (!port)
+		return -1;
+	*port++ = '\0';
+	if (host[0] == '[') {
+		size_t n = strlen(host);
+
+		if (n < 2 || host[n - 1] != ']')
+			return -1;
+		host[n - 1] = '\0';
+		memmove(host, host + 1, n - 1);
+	}
+	ret = getaddrinfo(host, port, &hints, &ai);
+	if (ret)
+		return -1;
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+	return 0;
+}
+
+static int region_alloc(void)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	struct cider_mn_sb sb;
+
+	if (!cider_mn_layout(&sb, opt.size, opt.chunk)) {
+		logmsg("size %" PRIu64 " with chunk %" PRIu64 " cannot be laid out "
+		       "(size >= 1M, multiple of 4K; chunk a multiple of 4K)", opt.size, opt.chunk);
+		return -1;
+	}
+	region = MAP_FAILED;
+	if (opt.hugepages >= 0 && opt.size % (2ULL << 20) == 0)
+		region = mmap(NULL, opt.size, PROT_READ | PROT_WRITE, flags | MAP_HUGETLB, -1, 0);
+	region_huge = region != MAP_FAILED;
+	if (!region_huge && opt.hugepages > 0) {
+		logmsg("no huge pages for %" PRIu64 " bytes (see /proc/sys/vm/nr_hugepages)", opt.size);
+		return -1;
+	}
+	if (!region_huge)
+		region = mmap(NULL, opt.size, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (region == MAP_FAILED) {
+		logmsg("cannot allocate %" PRIu64 " bytes: %s", opt.size, strerror(errno));
+		return -1;
+	}
+	/* Anonymous memory is zero: only the superblock needs writing. */
+	memcpy(region, &sb, sizeof(sb));
+	return 0;
+}
+
+static struct memdev *memdev_get(struct ibv_context *verbs)
+{
+	struct ibv_device_attr attr;
+	struct memdev *d;
+	int i;
+
+	for (i = 0; i < nr_devs; i++)
+		if (devs[i].verbs == verbs)
+			return &devs[i];
+	if (nr_devs == MAX_DEVS) {
+		logmsg("more than %d RDMA devices", MAX_DEVS);
+		return NULL;
+	}
+	d = &devs[nr_devs];
+	if (ibv_query_device(verbs, &attr))
+		return NULL;
+	d->verbs = verbs;
+	d->max_qp_rd_atom = attr.max_qp_rd_atom;
+	d->pd = ibv_alloc_pd(verbs);
+	if (!d->pd)
+		goto err;
+	d->mr = ibv_reg_mr(d->pd, region, opt.size, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_ATOMIC);
+	if (!d->mr)
+		goto err;
+	d->cq = ibv_create_cq(verbs, 1, NULL, NULL, 0);
+	if (!d->cq)
+		goto err;
+	logmsg("region registered on %s: addr 0x%" PRIx64 " rkey 0x%x, atomics %s",
+	       ibv_get_device_name(verbs->device), (uint64_t)(uintptr_t)region,
+	       d->mr->rkey, attr.atomic_cap == IBV_ATOMIC_NONE ? "none" : "yes");
+	nr_devs++;
+	return d;
+err:
+	logmsg("cannot set up %s: %s", ibv_get_device_name(verbs->device), strerror(errno));
+	if (d->mr)
+		ibv_dereg_mr(d->mr);
+	if (d->pd)
+		ibv_dealloc_pd(d->pd);
+	memset(d, 0, sizeof(*d));
+	return NULL;
+}
+
+static const char *peer(struct rdma_cm_id *id)
+{
+	static char buf[INET6_ADDRSTRLEN + 8];
+	struct sockaddr *sa = rdma_get_peer_addr(id);
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, host, sizeof(host));
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, host, sizeof(host));
+	snprintf(buf, sizeof(buf), "%s:%u", host, ntohs(rdma_get_dst_port(id)));
+	return buf;
+}
+
+static void on_connect_request(struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = ev->id;
+	const struct rdma_conn_param *req = &ev->param.conn;
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC };
+	struct rdma_conn_param param = { .rnr_retry_count = 7 };
+	struct cider_mn_hello hello;
+	struct cider_cn_hello who;
+	struct memdev *d;
+	struct conn *c;
+
+	if (req->private_data_len < sizeof(who)) {
+		logmsg("rejecting %s: no CIDER hello", peer(id));
+		goto reject;
+	}
+	memcpy(&who, req->private_data, sizeof(who));
+	if (who.magic != CIDER_CN_MAGIC) {
+		logmsg("rejecting %s: not a CIDER compute node", peer(id));
+		goto reject;
+	}
+	d = memdev_get(id->verbs);
+	c = calloc(1, sizeof(*c));
+	if (!d || !c) {
+		free(c);
+		goto reject;
+	}
+	qa.send_cq = qa.recv_cq = d->cq;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(id, d->pd, &qa)) {
+		logmsg("rejecting %s: rdma_create_qp: %s", peer(id), strerror(errno));
+		free(c);
+		goto reject;
+	}
+	hello = (struct cider_mn_hello) {
+		.magic = CIDER_MN_MAGIC, .layout_version = CIDER_LAYOUT_VERSION,
+		.rkey = d->mr->rkey, .addr = (uint64_t)(uintptr_t)region, .size = opt.size,
+	};
+	param.private_data = &hello;
+	param.private_data_len = sizeof(hello);
+	/* READ and atomics are served from these; the CN asked for its depth. */
+	param.responder_resources = req->initiator_depth < d->max_qp_rd_atom ?
+				    req->initiator_depth : d->max_qp_rd_atom;
+	if (rdma_accept(id, &param)) {
+		logmsg("accept %s: %s", peer(id), strerror(errno));
+		rdma_destroy_qp(id);
+		free(c);
+		goto reject;
+	}
+	c->id = id;
+	c->who = who;
+	c->next = conns;
+	conns = c;
+	id->context = c;
+	return;
+reject:
+	rdma_reject(id, NULL, 0);
+}
+
+static void conn_drop(struct rdma_cm_id *id)
+{
+	struct conn **pp, *c;
+
+	for (pp = &conns; (c = *pp); pp = &c->next) {
+		if (c->id == id) {
+			*pp = c->next;
+			free(c);
+			break;
+		}
+	}
+	if (id->qp)
+		rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+}
+
+/* Handle one event; returns the id to destroy after the ack, or NULL. */
+static struct rdma_cm_id *on_event(struct rdma_cm_event *ev)
+{
+	struct conn *c = ev->id->context;
+
+	if (opt.verbose)
+		logmsg("event %s from %s", rdma_event_str(ev->event), peer(ev->id));
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		on_connect_request(ev);
+		return NULL;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		nr_connects++;
+		logmsg("connected: cn %u channel %u from %s", c->who.cn_id,
+		       c->who.channel, peer(ev->id));
+		return NULL;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		nr_disconnects++;
+		if (c)
+			logmsg("disconnected: cn %u channel %u", c->who.cn_id, c->who.channel);
+		return ev->id;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+		logmsg("connection from %s failed: %s", peer(ev->id), rdma_event_str(ev->event));
+		return c ? ev->id : NULL;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		logmsg("RDMA device removed; exiting");
+		exit(1);
+	default:
+		return NULL;
+	}
+}
+
+static int serve(struct rdma_event_channel *ch, int sfd)
+{
+	struct pollfd pfd[2] = { { .fd = ch->fd, .events = POLLIN },
+				 { .fd = sfd, .events = POLLIN } };
+
+	for (;;) {
+		struct rdma_cm_event *ev;
+		struct rdma_cm_id *drop;
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			logmsg("poll: %s", strerror(errno));
+			return 1;
+		}
+		if (pfd[1].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si))
+				logmsg("signal %u: shutting down", si.ssi_signo);
+			return 0;
+		}
+		if (rdma_get_cm_event(ch, &ev)) {
+			logmsg("rdma_get_cm_event: %s", strerror(errno));
+			return 1;
+		}
+		drop = on_event(ev);
+		rdma_ack_cm_event(ev);
+		if (drop)
+			conn_drop(drop);
+	}
+}
+
+static void cleanup(struct rdma_event_channel *ch, struct rdma_cm_id *listen_id)
+{
+	int i;
+
+	while (conns) {
+		struct rdma_cm_id *id = conns->id;
+
+		rdma_disconnect(id);
+		conn_drop(id);
+	}
+	for (i = 0; i < nr_devs; i++) {
+		ibv_dereg_mr(devs[i].mr);
+		ibv_destroy_cq(devs[i].cq);
+		ibv_dealloc_pd(devs[i].pd);
+	}
+	if (listen_id)
+		rdma_destroy_id(listen_id);
+	if (ch)
+		rdma_destroy_event_channel(ch);
+	if (region && region != MAP_FAILED)
+		munmap(region, opt.size);
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "size", required_argument, NULL, 's' },
+		{ "chunk", required_argument, NULL, 'c' },
+		{ "hugepages", required_argument, NULL, 'H' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "l:s:c:H:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'l': opt.listen = optarg; break;
+		case 's':
+			if (!parse_size(optarg, &opt.size)) {
+				fprintf(stderr, "cider-memd: bad --size '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'c':
+			if (!parse_size(optarg, &opt.chunk)) {
+				fprintf(stderr, "cider-memd: bad --chunk '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'H':
+			if (!strcmp(optarg, "auto"))
+				opt.hugepages = 0;
+			else if (!strcmp(optarg, "always"))
+				opt.hugepages = 1;
+			else if (!strcmp(optarg, "never"))
+				opt.hugepages = -1;
+			else {
+				fprintf(stderr, "cider-memd: --hugepages is auto, always or never\n");
+				return 2;
+			}
+			break;
+		case 'v': opt.verbose = true; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || !opt.listen) {
+		fprintf(stderr, "cider-memd: %s\n", optind != argc ?
+			"unexpected argument" : "--listen ADDR:PORT is required");
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct rdma_event_channel *ch = NULL;
+	struct rdma_cm_id *listen_id = NULL;
+	struct sockaddr_storage ss;
+	sigset_t mask;
+	int sfd, ret;
+
+	ret = parse_args(argc, argv);
+	if (ret)
+		return ret;
+	if (parse_listen(opt.listen, &ss)) {
+		fprintf(stderr, "cider-memd: bad --listen '%s' (want a.b.c.d:port or [v6]:port)\n",
+			opt.listen);
+		return 2;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0 || region_alloc())
+		return 1;
+
+	ret = 1;
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_create_id(ch, &listen_id, NULL, RDMA_PS_TCP)) {
+		logmsg("rdma_cm: %s", strerror(errno));
+		goto out;
+	}
+	if (rdma_bind_addr(listen_id, (struct sockaddr *)&ss) || rdma_listen(listen_id, 128)) {
+		logmsg("cannot listen on %s: %s", opt.listen, strerror(errno));
+		goto out;
+	}
+	logmsg("listening on %s, region %" PRIu64 " bytes%s, layout %d",
+	       opt.listen, opt.size, region_huge ? " (huge pages)" : "", CIDER_LAYOUT_VERSION);
+	ret = serve(ch, sfd);
+	logmsg("%lu connections served, %lu disconnected", nr_connects, nr_disconnects);
+out:
+	cleanup(ch, listen_id);
+	close(sfd);
+	return ret;
+}
