@@ -25,7 +25,7 @@ CORE_SRC := kmod/core/credit.c kmod/core/backoff.c
 CORE_HDR := $(wildcard kmod/core/*.h)
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
 HOST_TESTS := lib/test_libcider $(CORE_TESTS)
-TOOLS := tools/ciderctl/ciderctl
+TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd
 
 .PHONY: host-tests all deps module sparse checkpatch userspace check demo shell clean help
 
@@ -63,6 +63,9 @@ lib/libcider.a: $(LIB_SRC) $(LIB_HDR)
 
 tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a
+
+tools/cider-memd/cider-memd: tools/cider-memd/cider-memd.c $(CORE_HDR)
+	$(CC) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $< -lrdmacm -libverbs
 
 # The kernel's harness is included as a system header: it is not ours to
 # make -Wextra clean, our tests are.

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* libcider: /dev/cider access. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -17,6 +21,13 @@
 _Static_assert(sizeof(struct cider_ibdev_info) == 88, "cider_ibdev_info ABI");
 _Static_assert(sizeof(struct cider_info) == 784, "cider_info ABI");
 _Static_assert(offsetof(struct cider_info, devices) == 48, "cider_info ABI");
+_Static_assert(sizeof(struct cider_attach) == 88, "cider_attach ABI");
+_Static_assert(sizeof(struct cider_detach) == 24, "cider_detach ABI");
+_Static_assert(sizeof(struct cider_mn_info) == 152, "cider_mn_info ABI");
+_Static_assert(sizeof(struct cider_raw_op) == 56, "cider_raw_op ABI");
+_Static_assert(sizeof(struct cider_raw_batch) == 40, "cider_raw_batch ABI");
+/* The io_uring command area of a 128-byte SQE is 80 bytes. */
+_Static_assert(sizeof(struct cider_raw_batch) <= 80, "cider_raw_batch fits an SQE128");
 
 int cider_open(void)
 {
@@ -36,6 +47,92 @@ int cider_get_info(int fd, struct cider_info *info)
 	return 0;
 }
 
+int cider_parse_addr(const char *s, struct cider_attach *at)
+{
+	char host[INET6_ADDRSTRLEN + 2], *port, *end;
+	size_t n;
+	long p;
+
+	port = strrchr(s, ':');
+	if (!port || (size_t)(port - s) >= sizeof(host))
+		return -EINVAL;
+	n = (size_t)(port - s);
+	memcpy(host, s, n);
+	host[n] = '\0';
+	errno = 0;
+	p = strtol(port + 1, &end, 10);
+	if (errno || *end || end == port + 1 || p < 1 || p > 65535)
+		return -EINVAL;
+	memset(at->addr, 0, sizeof(at->addr));
+	at->port = (__u16)p;
+	if (n > 2 && host[0] == '[' && host[n - 1] == ']') {
+		host[n - 1] = '\0';
+		at->family = AF_INET6;
+		return inet_pton(AF_INET6, host + 1, at->addr) == 1 ? 0 : -EINVAL;
+	}
+	at->family = AF_INET;
+	return inet_pton(AF_INET, host, at->addr) == 1 ? 0 : -EINVAL;
+}
+
+void cider_format_addr(unsigned int family, const __u8 addr[16], unsigned int port,
+		       char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, addr, host, sizeof(host));
+	snprintf(buf, len, family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port);
+}
+
+int cider_attach(int fd, const char *addr, unsigned int cn_id,
+		 unsigned int timeout_ms, struct cider_attach *out)
+{
+	struct cider_attach at;
+	int ret;
+
+	memset(&at, 0, sizeof(at));
+	at.size = sizeof(at);
+	ret = cider_parse_addr(addr, &at);
+	if (ret)
+		return ret;
+	at.cn_id = cn_id;
+	at.timeout_ms = timeout_ms;
+	if (ioctl(fd, CIDER_IOC_ATTACH, &at) < 0)
+		return -errno;
+	if (out)
+		*out = at;
+	return 0;
+}
+
+int cider_detach(int fd, unsigned int mn_id)
+{
+	struct cider_detach dt;
+
+	memset(&dt, 0, sizeof(dt));
+	dt.size = sizeof(dt);
+	dt.mn_id = mn_id;
+	return ioctl(fd, CIDER_IOC_DETACH, &dt) < 0 ? -errno : 0;
+}
+
+int cider_mn_info(int fd, unsigned int mn_id, struct cider_mn_info *mi)
+{
+	memset(mi, 0, sizeof(*mi));
+	mi->size = sizeof(*mi);
+	mi->mn_id = mn_id;
+	return ioctl(fd, CIDER_IOC_MN_INFO, mi) < 0 ? -errno : 0;
+}
+
+int cider_raw(int fd, unsigned int mn_id, struct cider_raw_op *ops, unsigned int nr)
+{
+	struct cider_raw_batch rb;
+
+	memset(&rb, 0, sizeof(rb));
+	rb.size = sizeof(rb);
+	rb.mn_id = mn_id;
+	rb.nr_ops = nr;
+	rb.ops = (__u64)(uintptr_t)ops;
+	return ioctl(fd, CIDER_IOC_RAW, &rb) < 0 ? -errno : 0;
+}
+
 const char *cider_strerror(int err)
 {
 	switch (-err) {
@@ -46,6 +143,12 @@ const char *cider_strerror(int err)
 		return "permission denied on " CIDER_DEV_PATH;
 	case ENOTTY:
 		return "not a cider device, or cider.ko too old for this request";
+	case EOPNOTSUPP:
+		return "the RDMA device cannot do what CIDER needs (see the kernel log)";
+	case EPROTO:
+		return "not a CIDER memory node, or another layout version";
+	case ENOTCONN:
+		return "the memory node was lost or detached";
 	default:
 		return strerror(-err);
 	}

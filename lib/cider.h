@@ -8,6 +8,7 @@
 #ifndef LIBCIDER_H
 #define LIBCIDER_H
 
+#include <stddef.h>
 #include <linux/cider.h>
 
 #ifdef __cplusplus
@@ -22,7 +23,31 @@ int cider_open(void);
 /* CIDER_IOC_GET_INFO on @fd into @info; 0 or -errno. */
 int cider_get_info(int fd, struct cider_info *info);
 
-/* A message for an error cider_open() or cider_get_info() returned. */
+/*
+ * Fill the address part of @at from "a.b.c.d:port" or "[v6]:port";
+ * 0 or -EINVAL.
+ */
+int cider_parse_addr(const char *s, struct cider_attach *at);
+
+/* Attach to the memory node at "ADDR:PORT" as compute node @cn_id. */
+int cider_attach(int fd, const char *addr, unsigned int cn_id,
+		 unsigned int timeout_ms, struct cider_attach *out);
+int cider_detach(int fd, unsigned int mn_id);
+
+/* The attached memory node with the lowest id >= @mn_id; -ENOENT at the end. */
+int cider_mn_info(int fd, unsigned int mn_id, struct cider_mn_info *mi);
+
+/* Format a memory node's address as "a.b.c.d:port" or "[v6]:port". */
+void cider_format_addr(unsigned int family, const __u8 addr[16], unsigned int port,
+		       char *buf, size_t len);
+
+/*
+ * Run @nr raw operations on memory node @mn_id as one batch and wait;
+ * 0 or the first operation's -errno (each op's result in ops[i].result).
+ */
+int cider_raw(int fd, unsigned int mn_id, struct cider_raw_op *ops, unsigned int nr);
+
+/* A message for an error a libcider call returned. */
 const char *cider_strerror(int err);
 
 #ifdef __cplusplus
