@@ -20,7 +20,7 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/linux/cider.h
 LIB_SRC := lib/cider.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
-SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle
+SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/rawop
 CORE_SRC := kmod/core/credit.c kmod/core/backoff.c
 CORE_HDR := $(wildcard kmod/core/*.h)
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
@@ -57,9 +57,10 @@ userspace: $(TOOLS) $(SELFTESTS) $(HOST_TESTS)
 host-tests:
 	@echo $(HOST_TESTS)
 
-lib/libcider.a: $(LIB_SRC) $(LIB_HDR)
+lib/libcider.a: $(LIB_SRC) $(LIB_HDR) lib/cider-uring.c lib/cider-uring.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider.o lib/cider.c
-	ar rcs $@ lib/cider.o
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-uring.o lib/cider-uring.c
+	ar rcs $@ lib/cider.o lib/cider-uring.o
 
 tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a
@@ -69,8 +70,8 @@ tools/cider-memd/cider-memd: tools/cider-memd/cider-memd.c $(CORE_HDR)
 
 # The kernel's harness is included as a system header: it is not ours to
 # make -Wextra clean, our tests are.
-selftests/cider/%: selftests/cider/%.c selftests/cider/sysfs.h lib/libcider.a $(LT)/.done
-	$(CC) $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a
+selftests/cider/%: selftests/cider/%.c $(wildcard selftests/cider/*.h) lib/libcider.a $(LT)/.done
+	$(CC) $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a -luring -lpthread
 
 lib/test_libcider: lib/test_libcider.c $(LIB_SRC) $(LIB_HDR) $(LT)/.done
 	$(CC) $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< $(LIB_SRC)

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libcider's io_uring submission: raw batches as IORING_OP_URING_CMD on
+ * /dev/cider.  The ring needs IORING_SETUP_SQE128 (the command does not
+ * fit a 64-byte SQE).
+ */
+#ifndef LIBCIDER_URING_H
+#define LIBCIDER_URING_H
+
+#include <liburing.h>
+
+#include "cider.h"
+
+/* io_uring_queue_init() with the flags /dev/cider needs; 0 or -errno. */
+int cider_uring_init(struct io_uring *ring, unsigned int entries);
+
+/*
+ * Prepare @sqe to run @nr ops of @ops on memory node @mn_id.  @ops must
+ * stay valid until the completion arrives (results are written back).
+ */
+void cider_uring_prep_raw(struct io_uring_sqe *sqe, int fd, unsigned int mn_id,
+			  struct cider_raw_op *ops, unsigned int nr);
+
+#endif

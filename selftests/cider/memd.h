@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Run a real cider-memd for a test: on $CIDER_MN_ADDR (set by the VM
+ * runner from tools/vm/rxe-up), a port of its own, log in /tmp.
+ */
+#ifndef CIDER_SELFTEST_MEMD_H
+#define CIDER_SELFTEST_MEMD_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct memd {
+	pid_t pid;
+	unsigned int port;
+	char addr[80];		/* ADDR:PORT for attach */
+	char log[64];
+};
+
+static inline double memd_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static inline int memd_wait_log(const struct memd *m, const char *what, double secs)
+{
+	double end = memd_now() + secs;
+	char line[512];
+
+	while (memd_now() < end) {
+		FILE *f = fopen(m->log, "r");
+
+		if (f) {
+			while (fgets(line, sizeof(line), f)) {
+				if (strstr(line, what)) {
+					fclose(f);
+					return 0;
+				}
+			}
+			fclose(f);
+		}
+		if (waitpid(m->pid, NULL, WNOHANG) == m->pid)
+			return -1;	/* died */
+		usleep(20000);
+	}
+	return -1;
+}
+
+/* Start cider-memd with a region of @size; 0 once it listens. */
+static inline int memd_start(struct memd *m, const char *size, unsigned int port)
+{
+	const char *host = getenv("CIDER_MN_ADDR");
+	const char *bin = getenv("CIDER_MEMD");
+	char listen[80];
+
+	if (!host)
+		return -1;
+	if (!bin)
+		bin = "tools/cider-memd/cider-memd";
+	m->port = port;
+	snprintf(m->addr, sizeof(m->addr), "%s:%u", host, port);
+	snprintf(listen, sizeof(listen), "%s", m->addr);
+	snprintf(m->log, sizeof(m->log), "/tmp/memd-%u.log", port);
+	unlink(m->log);
+	m->pid = fork();
+	if (m->pid < 0)
+		return -1;
+	if (m->pid == 0) {
+		if (!freopen(m->log, "w", stderr) || !freopen("/dev/null", "w", stdout))
+			_exit(127);
+		execl(bin, bin, "--listen", listen, "--size", size, (char *)NULL);
+		_exit(127);
+	}
+	return memd_wait_log(m, "listening on", 10);
+}
+
+/* Stop it with @sig, waiting at most 10 s; its exit status or -1. */
+static inline int memd_stop(struct memd *m, int sig)
+{
+	double end = memd_now() + 10;
+	int status;
+
+	if (m->pid <= 0)
+		return -1;
+	kill(m->pid, sig);
+	while (memd_now() < end) {
+		if (waitpid(m->pid, &status, WNOHANG) == m->pid) {
+			m->pid = 0;
+			return status;
+		}
+		usleep(10000);
+	}
+	kill(m->pid, SIGKILL);
+	waitpid(m->pid, &status, 0);
+	m->pid = 0;
+	return -1;
+}
+
+#endif
