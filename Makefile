@@ -25,7 +25,7 @@ CORE_SRC := kmod/core/credit.c kmod/core/backoff.c
 CORE_HDR := $(wildcard kmod/core/*.h)
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
 HOST_TESTS := lib/test_libcider $(CORE_TESTS)
-TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd
+TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench
 
 .PHONY: host-tests all deps module sparse checkpatch userspace check demo shell clean help
 
@@ -67,6 +67,9 @@ tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a
 
 tools/cider-memd/cider-memd: tools/cider-memd/cider-memd.c $(CORE_HDR)
 	$(CC) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $< -lrdmacm -libverbs
+
+tools/cider-bench/cider-bench: tools/cider-bench/cider-bench.c lib/libcider.a $(CORE_HDR)
+	$(CC) $(CPPFLAGS) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a -luring -lpthread
 
 # The kernel's harness is included as a system header: it is not ours to
 # make -Wextra clean, our tests are.
