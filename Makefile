@@ -27,7 +27,7 @@ CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
 HOST_TESTS := lib/test_libcider $(CORE_TESTS)
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench
 
-.PHONY: host-tests all deps module sparse checkpatch userspace check demo shell clean help
+.PHONY: bench host-tests all deps module sparse checkpatch userspace check demo shell clean help
 
 all: module userspace
 
@@ -88,6 +88,11 @@ check:
 
 demo: deps module userspace
 	tools/vm/cider-vm run --timeout 300 -- tools/vm/demo
+
+# The raw data-path benchmark in the test VM; results in build/bench/.
+bench: deps module userspace
+	@mkdir -p build/bench
+	tools/vm/cider-vm run --out build/bench --timeout 600 -- tools/bench-raw
 
 shell: deps module userspace
 	tools/vm/cider-vm shell

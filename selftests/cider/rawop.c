@@ -305,22 +305,29 @@ TEST_F(mn, concurrent_faa_from_threads_sums_exactly)
 	ASSERT_TRUE(olds_are_a_permutation(olds, T * N));
 }
 
-/* Keep @depth batches of @per FAAs in flight until @total ops are done. */
+/*
+ * Keep @depth batches of @per FAAs in flight until @total ops are done.
+ * Completions come back in any order (the task may move between CPUs, so
+ * between channels): a slot is reused only once its own completion came.
+ */
 static int uring_faa(int fd, unsigned int mn, __u64 word, unsigned int depth,
 		     unsigned int per, unsigned int total, __u64 *olds)
 {
 	struct cider_raw_op (*ops)[16] = calloc(depth, sizeof(*ops));
-	unsigned int sent = 0, done = 0, i, slot;
+	unsigned int *free_slot = calloc(depth, sizeof(*free_slot));
+	unsigned int sent = 0, done = 0, nfree = depth, i;
 	struct io_uring ring;
 	int ret = cider_uring_init(&ring, depth);
 
-	if (ret || !ops)
+	if (ret || !ops || !free_slot)
 		return ret ?: -ENOMEM;
+	for (i = 0; i < depth; i++)
+		free_slot[i] = i;
 	while (done < total) {
 		struct io_uring_cqe *cqe;
 
-		for (slot = 0; slot < depth && sent < total && (sent - done) / per < depth; slot++) {
-			unsigned int k = (sent / per) % depth;
+		while (nfree && sent < total) {
+			unsigned int k = free_slot[--nfree];
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
 			for (i = 0; i < per; i++)
@@ -342,11 +349,13 @@ static int uring_faa(int fd, unsigned int mn, __u64 word, unsigned int depth,
 			for (i = 0; i < per; i++)
 				olds[done + i] = ops[k][i].old;
 			done += per;
+			free_slot[nfree++] = k;
 		}
 	}
 out:
 	io_uring_queue_exit(&ring);
 	free(ops);
+	free(free_slot);
 	return ret < 0 ? ret : 0;
 }
 
@@ -609,22 +618,25 @@ static void *load_thread(void *p)
 	enum { DEPTH = 16 };
 	struct __kernel_timespec ts = { .tv_nsec = 50 * 1000 * 1000 };
 	struct cider_raw_op ops[DEPTH];
+	unsigned int free_slot[DEPTH], nfree = DEPTH, inflight = 0, i;
 	struct load *l = p;
 	struct io_uring ring;
-	unsigned int inflight = 0, i;
 	double end = 0;
 
 	if (cider_uring_init(&ring, DEPTH))
 		return NULL;
+	for (i = 0; i < DEPTH; i++)
+		free_slot[i] = i;
 	for (;;) {
 		struct io_uring_cqe *cqe;
 
-		for (i = 0; !l->first_err && !l->stop && inflight < DEPTH; i++, inflight++) {
+		for (; !l->first_err && !l->stop && nfree; inflight++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-			unsigned int k = (l->ok + l->failed + inflight) % DEPTH;
+			unsigned int k = free_slot[--nfree];
 
 			ops[k] = op_faa(l->word, 1);
 			cider_uring_prep_raw(sqe, l->fd, l->mn, &ops[k], 1);
+			io_uring_sqe_set_data64(sqe, k);
 		}
 		io_uring_submit(&ring);
 		if ((l->first_err || l->stop) && !end)
@@ -634,11 +646,13 @@ static void *load_thread(void *p)
 		if (io_uring_wait_cqe_timeout(&ring, &cqe, &ts))
 			continue;
 		inflight--;
+		free_slot[nfree++] = (unsigned int)io_uring_cqe_get_data64(cqe);
 		if (cqe->res == 0) {
 			l->ok++;
 		} else {
 			l->failed++;
-			if (cqe->res != -ENOTCONN && cqe->res != -EIO && cqe->res != -ETIMEDOUT)
+			if (cqe->res != -ENOTCONN && cqe->res != -EIO &&
+			    cqe->res != -ETIMEDOUT && cqe->res != -ENODEV && cqe->res != -ENOENT)
 				l->unexpected++;
 			if (!l->first_err) {
 				l->first_err = cqe->res;
@@ -820,6 +834,43 @@ TEST_F_TIMEOUT(mn, unload_with_a_node_attached_after_load, 60)
 	ASSERT_LE(0, self->fd);
 	self->skip = true;				/* nothing to detach */
 	memd_stop(&self->memd, SIGTERM);
+}
+
+/* Last: it takes rxe0 away and brings it back (tools/vm/rxe-up). */
+TEST_F_TIMEOUT(mn, device_removal_under_load_kills_the_node_cleanly, 90)
+{
+	struct load l = { .fd = self->fd, .mn = self->at.mn_id, .word = self->scratch };
+	struct cider_mn_info mi;
+	struct cider_attach at2;
+	struct cider_raw_op op;
+	pthread_t th;
+	int status;
+	double t;
+
+	NEED_MN();
+	ASSERT_EQ(0, load_start(&l, &th, 200));
+	t = memd_now();
+	ASSERT_EQ(0, system("rdma link delete rxe0"));
+	pthread_join(th, NULL);
+	TH_LOG("%u ok, %u failed (first %d), drained %.3f s after removal",
+	       l.ok, l.failed, l.first_err, l.t_drained - t);
+	ASSERT_LT(0, l.failed);
+	ASSERT_EQ(0, l.unexpected);
+	ASSERT_EQ(0, l.outstanding);
+	ASSERT_EQ(0, cider_mn_info(self->fd, self->at.mn_id, &mi));
+	ASSERT_EQ(CIDER_MN_DEAD, mi.state);
+	ASSERT_EQ(-ENODEV, mi.dead_reason);
+	/* The daemon lost its device too, and says so by exiting 1. */
+	status = memd_stop(&self->memd, SIGTERM);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) TH_LOG("status %#x", status);
+
+	ASSERT_EQ(0, system("tools/vm/rxe-up > /dev/null"));
+	ASSERT_EQ(0, cider_detach(self->fd, self->at.mn_id));
+	ASSERT_EQ(0, memd_start(&self->memd, "16M", test_port() + 3000));
+	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 7, 0, &at2));
+	self->at = at2;
+	op = op_faa(self->scratch, 1);
+	ASSERT_EQ(0, cider_raw(self->fd, self->at.mn_id, &op, 1));
 }
 
 TEST_HARNESS_MAIN
