@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* libcider: io_uring submission of raw batches. */
-#include <stdint.h>
 #include <string.h>
 
 #include "cider-uring.h"
@@ -15,11 +14,7 @@ void cider_uring_prep_raw(struct io_uring_sqe *sqe, int fd, unsigned int mn_id,
 {
 	struct cider_raw_batch rb;
 
-	memset(&rb, 0, sizeof(rb));
-	rb.size = sizeof(rb);
-	rb.mn_id = mn_id;
-	rb.nr_ops = nr;
-	rb.ops = (__u64)(uintptr_t)ops;
+	cider_raw_batch_init(&rb, mn_id, ops, nr);
 	/* prep_rw writes 'off', which shares its place with cmd_op: first. */
 	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
 	sqe->cmd_op = CIDER_IOC_RAW;

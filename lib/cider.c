@@ -121,15 +121,21 @@ int cider_mn_info(int fd, unsigned int mn_id, struct cider_mn_info *mi)
 	return ioctl(fd, CIDER_IOC_MN_INFO, mi) < 0 ? -errno : 0;
 }
 
+void cider_raw_batch_init(struct cider_raw_batch *rb, unsigned int mn_id,
+			  struct cider_raw_op *ops, unsigned int nr)
+{
+	memset(rb, 0, sizeof(*rb));
+	rb->size = sizeof(*rb);
+	rb->mn_id = mn_id;
+	rb->nr_ops = nr;
+	rb->ops = (__u64)(uintptr_t)ops;
+}
+
 int cider_raw(int fd, unsigned int mn_id, struct cider_raw_op *ops, unsigned int nr)
 {
 	struct cider_raw_batch rb;
 
-	memset(&rb, 0, sizeof(rb));
-	rb.size = sizeof(rb);
-	rb.mn_id = mn_id;
-	rb.nr_ops = nr;
-	rb.ops = (__u64)(uintptr_t)ops;
+	cider_raw_batch_init(&rb, mn_id, ops, nr);
 	return ioctl(fd, CIDER_IOC_RAW, &rb) < 0 ? -errno : 0;
 }
 

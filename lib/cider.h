@@ -41,6 +41,10 @@ int cider_mn_info(int fd, unsigned int mn_id, struct cider_mn_info *mi);
 void cider_format_addr(unsigned int family, const __u8 addr[16], unsigned int port,
 		       char *buf, size_t len);
 
+/* Describe @nr raw operations on memory node @mn_id (ioctl or io_uring). */
+void cider_raw_batch_init(struct cider_raw_batch *rb, unsigned int mn_id,
+			  struct cider_raw_op *ops, unsigned int nr);
+
 /*
  * Run @nr raw operations on memory node @mn_id as one batch and wait;
  * 0 or the first operation's -errno (each op's result in ops[i].result).
