@@ -216,6 +216,23 @@ TEST_F(mn, cas_returns_old_value_on_success_and_failure)
 	ASSERT_EQ(42, got);
 }
 
+/* The node is passive: with its daemon stopped, the NIC still serves. */
+TEST_F(mn, stopped_daemon_still_serves_operations)
+{
+	__u64 w = self->scratch + 256, v = 77, got = 0;
+	struct cider_raw_op op[3];
+
+	NEED_MN();
+	ASSERT_EQ(0, kill(self->memd.pid, SIGSTOP));
+	op[0] = op_rw(CIDER_RAW_WRITE, w, &v, 8);
+	op[1] = op_faa(w, 3);
+	op[2] = op_rw(CIDER_RAW_READ, w, &got, 8);
+	EXPECT_EQ(0, cider_raw(self->fd, self->at.mn_id, op, 3));
+	EXPECT_EQ(77, op[1].old);
+	EXPECT_EQ(80, got);
+	ASSERT_EQ(0, kill(self->memd.pid, SIGCONT));
+}
+
 TEST_F(mn, one_batch_runs_in_order_with_one_doorbell)
 {
 	__u64 w = self->scratch + 64, v = 1000, r1 = 0, r2 = 0;
