@@ -21,7 +21,11 @@ typedef __u8 u8;
 typedef __u16 u16;
 typedef __u32 u32;
 typedef __u64 u64;
+typedef __s32 s32;
 typedef __s64 s64;
+#ifndef fallthrough
+#define fallthrough __attribute__((__fallthrough__))
+#endif
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A compute-node client running one KV operation at a time on the
+ * pointer-array index (CIDER paper §4.4):
+ *
+ *   SEARCH  READ the data pointer, READ the block: lock-free in all modes.
+ *   INSERT  optimistic in all modes: write the block, CAS the empty
+ *           pointer.
+ *   UPDATE  osync: write the block, CAS the pointer, retry on failure.
+ *           caslock / mcs: the same under the key's lock.
+ *           cider: optimistic or pessimistic by the key's credits
+ *           (contention.c); pessimistic UPDATEs combine along the queue
+ *           (writecomb.c).
+ *   DELETE  CAS the pointer to empty with its version advanced; under the
+ *           lock in caslock, mcs and cider (always the executor there).
+ */
+#include "core.h"
+
+void cider_park(struct cider_client *c)
+{
+	c->parked = true;
+	c->timer_fired = false;
+}
+
+void cider_arm(struct cider_client *c, u64 delay_ns)
+{
+	cider_park(c);
+	c->token++;
+	c->cn->fab->ops->timer(c->cn->fab->priv, c, delay_ns, c->token);
+}
+
+/* Resume a parked client soon (a message changed what it waits for). */
+void cider_wake(struct cider_client *c)
+{
+	if (c->dead || !c->parked)
+		return;
+	c->parked = false;
+	c->token++;		/* a pending timer is now stale */
+	c->timer_fired = false;
+	c->cn->fab->ops->wake(c->cn->fab->priv, c);
+}
+
+void cider_client_timer(struct cider_client *c, u32 token)
+{
+	if (c->dead || !c->parked || token != c->token)
+		return;
+	c->parked = false;
+	c->timer_fired = true;
+	cider_client_resume(c);
+}
+
+/*
+ * Sub-protothread: install c->wval (UPDATE) or empty the key (DELETE) by
+ * CAS on the data pointer, starting from c->ptr and following whatever
+ * optimistic writers leave there.  c->retries counts the failed CASes.
+ */
+bool cider_exec_write(struct cider_client *c)
+{
+	const struct cider_cfg *cfg = cfg_of(c);
+	struct cider_cn *cn = c->cn;
+	u64 old;
+
+	PT_BEGIN(&c->pt_l1);
+	c->retries = 0;
+	if (c->op == CIDER_UPDATE) {
+		cider_lwc_close(c);
+		PT_SPAWN(&c->pt_l1, cider_alloc_block(c));
+		if (!c->blk) {
+			c->res = CIDER_RES_NOSPC;
+			PT_EXIT(&c->pt_l1);
+		}
+	}
+	for (;;) {
+		if (!cider_word_off(c->ptr)) {
+			c->res = CIDER_RES_NOTFOUND;
+			PT_EXIT(&c->pt_l1);
+		}
+		v_reset(c);
+		if (c->op == CIDER_UPDATE) {
+			if (!c->retries)
+				v_write(c, c->blk, c->key, c->wval);
+			c->cmp = cider_word(cider_word_ver(c->ptr), c->blk);
+		} else {
+			c->cmp = cider_word(cider_word_ver(c->ptr) + 1, 0);
+		}
+		v_cas(c, cider_ptr_addr(cfg, c->key), c->ptr, c->cmp);
+		cider_post(c);
+		PT_YIELD(&c->pt_l1);
+		old = c->v[c->nv - 1].old;
+		if (cfg->backoff)
+			cider_backoff_account(&cn->backoff, c->retries > 0, cider_now(c));
+		if (old == c->ptr)
+			break;
+		c->retries++;
+		c->st.cas_fail++;
+		c->ptr = old;
+		if (cfg->backoff && cfg->mode == CIDER_MODE_OSYNC) {
+			cider_arm(c, cider_backoff_delay(&cn->backoff, c->retries - 1,
+							 cn->fab->ops->rand(cn->fab->priv)));
+			PT_YIELD(&c->pt_l1);
+		}
+	}
+	c->ptr = c->cmp;
+	c->res = CIDER_RES_OK;
+	c->writer = c->op == CIDER_UPDATE ? c->wop : c->opid;
+	PT_END(&c->pt_l1);
+}
+
+/* Sub-protothread: INSERT, optimistic in every mode. */
+static bool cider_insert(struct cider_client *c)
+{
+	const struct cider_cfg *cfg = cfg_of(c);
+	u64 old;
+
+	PT_BEGIN(&c->pt_l1);
+	PT_SPAWN(&c->pt_l1, cider_alloc_block(c));
+	if (!c->blk) {
+		c->res = CIDER_RES_NOSPC;
+		PT_EXIT(&c->pt_l1);
+	}
+	v_reset(c);
+	v_write(c, c->blk, c->key, c->val);
+	for (;;) {
+		if (cider_word_off(c->ptr)) {
+			c->res = CIDER_RES_EXISTS;
+			PT_EXIT(&c->pt_l1);
+		}
+		c->cmp = cider_word(cider_word_ver(c->ptr), c->blk);
+		v_cas(c, cider_ptr_addr(cfg, c->key), c->ptr, c->cmp);
+		cider_post(c);
+		PT_YIELD(&c->pt_l1);
+		old = c->v[c->nv - 1].old;
+		if (old == c->ptr)
+			break;
+		c->st.cas_fail++;
+		c->ptr = old;
+		v_reset(c);
+	}
+	c->res = CIDER_RES_OK;
+	c->writer = c->opid;
+	PT_END(&c->pt_l1);
+}
+
+/* Should this UPDATE or DELETE take the lock? */
+static bool cider_pessimistic(struct cider_client *c)
+{
+	switch (cfg_of(c)->mode) {
+	case CIDER_MODE_OSYNC:
+		return false;
+	case CIDER_MODE_CIDER:
+		return c->op == CIDER_DELETE || cider_cont_pessimistic(c->cn, c->key);
+	default:
+		return true;
+	}
+}
+
+static bool cider_op_run(struct cider_client *c)
+{
+	const struct cider_cfg *cfg = cfg_of(c);
+	struct cider_qnode *q;
+
+	PT_BEGIN(&c->pt_op);
+again:
+	c->restart = false;
+	c->res = CIDER_RES_NONE;
+	c->batch = 1;
+	c->wval = c->val;
+	c->wop = c->opid;
+	if (c->op == CIDER_UPDATE && cfg->local_wc && !c->lw && cider_lwc_join(c)) {
+		c->lw_member = true;
+		while (c->lw_member) {
+			cider_park(c);
+			PT_YIELD(&c->pt_op);
+		}
+		if (c->res != CIDER_RES_NONE) {		/* combined on this CN */
+			c->batch = 2;
+			c->lw = NULL;
+			PT_EXIT(&c->pt_op);
+		}
+		if (!cider_lwc_is_combiner(c)) {
+			c->lw = NULL;			/* the combiner died */
+			goto again;
+		}
+	}
+
+	v_reset(c);
+	v_read(c, cider_ptr_addr(cfg, c->key), 8);
+	cider_post(c);
+	PT_YIELD(&c->pt_op);
+	c->ptr = c->v[0].data[0];
+
+	if (c->op == CIDER_SEARCH) {
+		if (!cider_word_off(c->ptr)) {
+			c->res = CIDER_RES_NOTFOUND;
+			goto done;
+		}
+		v_reset(c);
+		v_read(c, cider_word_off(c->ptr), 16);
+		cider_post(c);
+		PT_YIELD(&c->pt_op);
+		c->got = c->v[0].data[1];
+		c->res = c->v[0].data[0] == c->key ? CIDER_RES_OK : CIDER_RES_NONE;
+		goto done;
+	}
+	if (c->op == CIDER_INSERT) {
+		PT_SPAWN(&c->pt_op, cider_insert(c));
+		goto done;
+	}
+	if (!cider_word_off(c->ptr)) {
+		c->res = CIDER_RES_NOTFOUND;
+		goto done;
+	}
+	c->pess = cider_pessimistic(c);
+	if (c->op == CIDER_UPDATE) {
+		c->st.updates++;
+		c->st.pessimistic += c->pess;
+	}
+	if (!c->pess) {
+		PT_SPAWN(&c->pt_op, cider_exec_write(c));
+		if (cfg->mode == CIDER_MODE_CIDER)
+			cider_cont_after_opt(c->cn, c->key, c->retries);
+		goto done;
+	}
+	if (cfg->mode == CIDER_MODE_CASLOCK) {
+		PT_SPAWN(&c->pt_op, cider_caslock_acquire(c));
+		PT_SPAWN(&c->pt_op, cider_exec_write(c));
+		PT_SPAWN(&c->pt_op, cider_caslock_release(c));
+		goto done;
+	}
+
+	PT_SPAWN(&c->pt_op, cider_lock_acquire(c));
+	if (c->restart) {	/* a DELETE under way, a reset, or no qnode */
+		cider_arm(c, cfg->backoff_t0_ns);
+		PT_YIELD(&c->pt_op);
+		goto again;
+	}
+	q = c->qn;
+	c->ptr = q->ptr;	/* the latest pointer the queue knows */
+	if (q->state == CIDER_Q_COMBINED) {			/* participant */
+		c->res = q->result;
+		c->writer = q->writer;
+		c->batch = 2;
+		cider_qnode_owner_done(q);
+		c->qn = NULL;
+	} else if (q->state == CIDER_Q_EXECUTOR) {
+		c->batch = 2;
+		PT_SPAWN(&c->pt_op, cider_exec_write(c));
+		cider_wc_report(c);
+		PT_SPAWN(&c->pt_op, cider_wc_passthru(c));
+		if (c->restart) {
+			c->restart = false;
+			c->qn = NULL;
+		} else {
+			PT_SPAWN(&c->pt_op, cider_lock_release(c));
+		}
+	} else if (cfg->mode == CIDER_MODE_CIDER && q->next) {	/* coordinator */
+		c->batch = 2;
+		PT_SPAWN(&c->pt_op, cider_wc_coordinate(c));
+		if (c->restart) {
+			cider_arm(c, cfg->backoff_t0_ns);
+			PT_YIELD(&c->pt_op);
+			goto again;
+		}
+	} else {
+		PT_SPAWN(&c->pt_op, cider_exec_write(c));
+		PT_SPAWN(&c->pt_op, cider_lock_release(c));
+	}
+	if (cfg->mode == CIDER_MODE_CIDER && c->op == CIDER_UPDATE)
+		cider_cont_after_pess(c->cn, c->key, c->batch);
+done:
+	if (c->lw)
+		cider_lwc_finish(c);
+	PT_END(&c->pt_op);
+}
+
+void cider_client_resume(struct cider_client *c)
+{
+	if (c->dead || !c->busy)
+		return;
+	if (cider_op_run(c)) {
+		c->busy = false;
+		c->st.ops++;
+		c->cn->fab->ops->done(c->cn->fab->priv, c);
+	}
+}
+
+void cider_client_start(struct cider_client *c, u8 op, u64 key, u64 val, u32 opid)
+{
+	c->op = op;
+	c->key = key;
+	c->val = val;
+	c->opid = opid;
+	c->writer = 0;
+	c->got = 0;
+	c->lw = NULL;
+	c->lw_member = false;
+	c->qn = NULL;
+	c->pt_op = 0;
+	c->pt_l1 = 0;
+	c->pt_l2 = 0;
+	c->res = CIDER_RES_NONE;
+	c->busy = true;
+	cider_client_resume(c);
+}
+
+/* The client stops dead; its CN's agent (if alive) stays. */
+void cider_client_crash(struct cider_client *c)
+{
+	c->dead = true;
+	if (c->lw)
+		cider_lwc_finish(c);
+}
+
+void cider_cn_init(struct cider_cn *cn, u32 id, const struct cider_cfg *cfg,
+		   struct cider_fabric *fab, struct cider_client *clients,
+		   struct cider_lwc *lwc, u32 nr_lwc)
+{
+	u32 i;
+
+	memset(cn, 0, sizeof(*cn));
+	cn->id = id;
+	cn->cfg = cfg;
+	cn->fab = fab;
+	cn->clients = clients;
+	cn->lwc = lwc;
+	cn->nr_lwc = nr_lwc;
+	memset(lwc, 0, sizeof(*lwc) * nr_lwc);
+	cider_backoff_init(&cn->backoff, cfg->backoff_t0_ns, 10, 1000000, 0);
+	for (i = 0; i < cfg->clients_per_cn; i++) {
+		memset(&clients[i], 0, sizeof(clients[i]));
+		clients[i].id = id * cfg->clients_per_cn + i;
+		clients[i].index = i;
+		clients[i].cn = cn;
+	}
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The pointer-array index and its lock entries (CIDER paper §2.2, §4.2):
+ * what the words on the memory node mean.
+ *
+ * Data pointer (8 bytes per key, index area):
+ *   bits 63..60 version (advanced by every DELETE), 59..0 block offset
+ *   (0: no KV pair).
+ * Lock entry (16 bytes per key, lock area):
+ *   word 0: bits 63..60 version (DELETE advances it on enqueue in cider
+ *           mode), 59..0 tail: the qnode at the end of the MCS queue
+ *           (0: free); in caslock mode the holder's client id + 1.
+ *   word 1: epoch: bits 63..32 reset generation, 31..0 releases.  Every
+ *           release adds 1; a lock reset adds 1 << 32.
+ * KV block (16 bytes, data area, written out of place, never modified):
+ *   key, value.
+ */
+#ifndef _CIDER_CORE_KV_H
+#define _CIDER_CORE_KV_H
+
+#include "platform.h"
+
+#define CIDER_OFF_MASK		((1ULL << 60) - 1)
+#define CIDER_BLOCK_SIZE	16
+#define CIDER_EPOCH_GEN		(1ULL << 32)
+
+enum cider_op { CIDER_SEARCH, CIDER_INSERT, CIDER_UPDATE, CIDER_DELETE };
+
+/* Invalid operations are results, not errors (paper §2.2). */
+enum cider_res {
+	CIDER_RES_NONE,		/* not finished */
+	CIDER_RES_OK,
+	CIDER_RES_NOTFOUND,	/* SEARCH, UPDATE or DELETE of an absent key */
+	CIDER_RES_EXISTS,	/* INSERT of a present key */
+	CIDER_RES_NOSPC,	/* the memory node has no room for the block */
+};
+
+static inline u64 cider_word(u32 ver, u64 off)
+{
+	return (u64)(ver & 15) << 60 | (off & CIDER_OFF_MASK);
+}
+
+static inline u32 cider_word_ver(u64 w)
+{
+	return (u32)(w >> 60);
+}
+
+static inline u64 cider_word_off(u64 w)
+{
+	return w & CIDER_OFF_MASK;
+}
+
+static inline u32 cider_epoch_gen(u64 e)
+{
+	return (u32)(e >> 32);
+}
+
+#endif

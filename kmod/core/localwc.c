@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Local write combining inside one CN (CIDER paper §3.1, as in SMART):
+ * the first client to UPDATE a key becomes the combiner; UPDATEs of the
+ * same key that arrive on the same CN before the combiner writes its KV
+ * block join its batch, and the combiner writes the latest of their values
+ * (last writer wins).  Everyone in the batch returns the combiner's
+ * result.  Arrivals after the write wait for the next batch, whose first
+ * member combines it.  Applies to every mode.
+ */
+#include "core.h"
+
+static struct cider_lwc *cider_lwc_find(struct cider_cn *cn, u64 key)
+{
+	struct cider_lwc *free = NULL;
+	u32 i;
+
+	for (i = 0; i < cn->nr_lwc; i++) {
+		if (cn->lwc[i].key == key + 1)
+			return &cn->lwc[i];
+		if (!cn->lwc[i].key && !free)
+			free = &cn->lwc[i];
+	}
+	if (free) {
+		memset(free, 0, sizeof(*free));
+		free->key = key + 1;
+		free->combiner = -1;
+	}
+	return free;
+}
+
+/* Returns true when @c joined a batch (it waits), false to go ahead. */
+bool cider_lwc_join(struct cider_client *c)
+{
+	struct cider_lwc *lw = cider_lwc_find(c->cn, c->key);
+	u64 bit = 1ULL << c->index;
+
+	c->lw = lw;
+	if (!lw)
+		return false;
+	if (lw->combiner < 0) {
+		lw->combiner = (s32)c->index;
+		lw->open = true;
+		lw->cur = 0;
+		lw->val = c->val;
+		lw->op = c->opid;
+		return false;
+	}
+	if (lw->open) {
+		lw->cur |= bit;
+		lw->val = c->val;
+		lw->op = c->opid;
+	} else {
+		lw->next |= bit;
+		lw->next_val = c->val;
+		lw->next_op = c->opid;
+	}
+	return true;
+}
+
+bool cider_lwc_is_combiner(const struct cider_client *c)
+{
+	return c->lw && c->lw->combiner == (s32)c->index;
+}
+
+/* The combiner is about to write: the batch closes on its latest value. */
+void cider_lwc_close(struct cider_client *c)
+{
+	if (!cider_lwc_is_combiner(c)) {
+		c->wval = c->val;
+		c->wop = c->opid;
+		return;
+	}
+	c->lw->open = false;
+	c->wval = c->lw->val;
+	c->wop = c->lw->op;
+}
+
+static void cider_lwc_wake_all(struct cider_cn *cn, u64 mask, const struct cider_client *by)
+{
+	u32 i;
+
+	for (i = 0; mask; i++, mask >>= 1) {
+		struct cider_client *m = &cn->clients[i];
+
+		if (!(mask & 1))
+			continue;
+		if (by) {
+			m->res = by->res;
+			m->writer = by->writer;
+			m->st.combined++;
+		}
+		m->lw_member = false;
+		cider_wake(m);
+	}
+}
+
+/* The combiner is done (or dead: @c->dead): settle the batch, go on. */
+void cider_lwc_finish(struct cider_client *c)
+{
+	struct cider_cn *cn = c->cn;
+	struct cider_lwc *lw = c->lw;
+	u32 p;
+
+	if (!cider_lwc_is_combiner(c))
+		return;
+	c->lw = NULL;
+	cider_lwc_wake_all(cn, lw->cur, c->dead ? NULL : c);
+	if (c->dead) {
+		/* Nobody wrote for them: everyone waiting starts over alone. */
+		cider_lwc_wake_all(cn, lw->next, NULL);
+		lw->key = 0;
+		return;
+	}
+	if (!lw->next) {
+		lw->key = 0;
+		return;
+	}
+	for (p = 0; !(lw->next >> p & 1); p++)
+		;
+	lw->combiner = (s32)p;
+	lw->cur = lw->next & ~(1ULL << p);
+	lw->next = 0;
+	lw->open = true;
+	lw->val = lw->next_val;
+	lw->op = lw->next_op;
+	cn->clients[p].lw = lw;
+	cn->clients[p].lw_member = false;
+	cider_wake(&cn->clients[p]);
+}

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The checks every run makes.
+ *
+ * Linearizability, per key, as a register with insert and delete.  Every
+ * written value is unique (the op's id), and the MN executes the CASes on
+ * a data pointer one at a time, so the successful CASes on a key form
+ * the sequence of its states.  Each acknowledged write must be one of
+ * them, or be covered by one (write combining: its value was superseded
+ * inside its own interval).  The history is linearizable iff points p_j
+ * can be chosen for the state changes, non-decreasing, with
+ *   - p_j inside the interval of the write that made state j,
+ *   - every read of state j at some point in [p_j, p_j+1],
+ *   - every write covered by change j at some point in [p_j-1, p_j],
+ *   - every write's precondition met (UPDATE/DELETE: present before,
+ *     INSERT: absent before),
+ *   - every read of "absent" (or an INSERT that found the key) overlapping
+ *     some absent (present) state.
+ * All but the last are lower and upper bounds on each p_j, so choosing
+ * each p_j as early as allowed decides them exactly.  The last is checked
+ * against those earliest points; it can in principle report a history
+ * that another choice of points would accept (never the converse).
+ *
+ * Mutual exclusion and FIFO come from the protocol's ACQUIRE, RELEASE and
+ * HANDOVER observations, FIFO against the queue order the MN recorded.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+#define NEVER (~0ULL)
+
+void sim_trace(void *priv, struct cider_client *c, u8 type, u64 key, u64 a, u64 b)
+{
+	struct sim *s = priv;
+	u64 *h, *hc, *pred;
+
+	switch (type) {
+	case CIDER_T_ACQUIRE:
+		h = hmap_find(&s->holder, key, true);
+		hc = hmap_find(&s->holder_client, key, true);
+		if (*h && *h != a && !s->clients[*hc].dead)
+			sim_violation(s, "mutual exclusion: key %llu held by %llx (client %llu) and %llx (client %u) at %.3f us",
+				      (unsigned long long)key, (unsigned long long)*h,
+				      (unsigned long long)*hc, (unsigned long long)a, c->id,
+				      (double)s->now / US);
+		*h = a;
+		*hc = c->id;
+		break;
+	case CIDER_T_RELEASE:
+		h = hmap_find(&s->holder, key, true);
+		if (*h == a)
+			*h = 0;
+		break;
+	case CIDER_T_HANDOVER:
+		pred = hmap_find(&s->pred, b, false);
+		if (!pred || *pred != a)
+			sim_violation(s, "FIFO: key %llu handed from %llx to %llx, which queued behind %llx",
+				      (unsigned long long)key, (unsigned long long)a,
+				      (unsigned long long)b, pred ? (unsigned long long)*pred : 0ULL);
+		break;
+	}
+}
+
+struct key_view {
+	u64 key;
+	u64 first_op, nops;		/* into the key-sorted op index */
+	u64 first_ev, nev;		/* into the key-sorted chain */
+};
+
+static struct sim *sort_sim;
+
+static int cmp_op_key(const void *a, const void *b)
+{
+	const struct op_rec *x = &sort_sim->ops[*(const u64 *)a];
+	const struct op_rec *y = &sort_sim->ops[*(const u64 *)b];
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return *(const u64 *)a < *(const u64 *)b ? -1 : 1;
+}
+
+static int cmp_ev_key(const void *a, const void *b)
+{
+	const struct chain_ev *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static bool is_write(const struct op_rec *o)
+{
+	return o->op != CIDER_SEARCH && (o->pending || o->res == CIDER_RES_OK);
+}
+
+static void dump_key(struct sim *s, const u64 *idx, u64 n, const struct chain_ev *ev, u64 nev)
+{
+	static const char *const opn[] = { "search", "insert", "update", "delete" };
+	u64 i;
+
+	if (s->quiet)
+		return;
+	fprintf(stderr, "  key %llu: %llu state changes, %llu operations; the first ones:\n",
+		(unsigned long long)s->ops[idx[0]].key, (unsigned long long)nev,
+		(unsigned long long)n);
+	for (i = 0; i < nev && i < 8; i++)
+		fprintf(stderr, "    change %llu at %.3f us: op %u\n", (unsigned long long)i + 1,
+			(double)ev[i].t / US, ev[i].op);
+	for (i = 0; i < n && i < 16; i++) {
+		const struct op_rec *o = &s->ops[idx[i]];
+
+		fprintf(stderr, "    op %llu client %u %s arg %llu -> res %u got %llu writer %u [%.3f, %.3f] us%s\n",
+			(unsigned long long)idx[i], o->client, opn[o->op], (unsigned long long)o->arg,
+			o->res, (unsigned long long)o->got, o->writer, (double)o->inv / US,
+			o->pending ? -1.0 : (double)o->resp / US, o->pending ? " pending" : "");
+	}
+}
+
+/*
+ * One key: ops idx[0..n) (ids), its state changes ev[0..nev) in MN order.
+ * Returns false on a violation.
+ */
+static bool check_key(struct sim *s, u64 key, const u64 *idx, u64 n,
+		      const struct chain_ev *ev, u64 nev)
+{
+	u64 m = nev, j, i, *lo, *hi, *p;
+	bool *present, ok = true;
+	struct hmap at = { 0 };		/* op id -> state index */
+
+	lo = calloc(m + 2, sizeof(u64));
+	hi = calloc(m + 2, sizeof(u64));
+	p = calloc(m + 2, sizeof(u64));
+	present = calloc(m + 2, sizeof(bool));
+	present[0] = cider_workload_preloaded(&s->wl, key);
+	*hmap_find(&at, UINT32_MAX, true) = 0;
+	for (j = 1; j <= m; j++) {
+		const struct op_rec *w = ev[j - 1].op == UINT32_MAX ? NULL : &s->ops[ev[j - 1].op];
+
+		present[j] = cider_word_off(ev[j - 1].word) != 0;
+		*hmap_find(&at, ev[j - 1].op, true) = j;
+		lo[j] = w ? w->inv : NEVER;
+		hi[j] = w && !w->pending ? w->resp : NEVER;
+		if (!w || w->key != key) {
+			sim_violation(s, "key %llu: change %llu installed by op %u of another key",
+				      (unsigned long long)key, (unsigned long long)j, ev[j - 1].op);
+			ok = false;
+			goto out;
+		}
+		if ((w->op == CIDER_INSERT) == present[j - 1] ||
+		    (w->op == CIDER_SEARCH)) {
+			sim_violation(s, "key %llu: op %u (%u) changed the key from a state it cannot apply to",
+				      (unsigned long long)key, ev[j - 1].op, w->op);
+			ok = false;
+			goto out;
+		}
+	}
+	/* Bounds from reads and covered writes. */
+	for (i = 0; i < n && ok; i++) {
+		const struct op_rec *o = &s->ops[idx[i]];
+		u64 *jj;
+
+		if (o->pending)
+			continue;
+		if (o->op == CIDER_SEARCH && o->res == CIDER_RES_OK) {
+			jj = hmap_find(&at, o->got >> 63 ? UINT32_MAX : o->got - 1, false);
+			if (!jj || (o->got >> 63 && (o->got & ~(1ULL << 63)) != key)) {
+				sim_violation(s, "key %llu: op %llu read value %llu, never installed",
+					      (unsigned long long)key, (unsigned long long)idx[i],
+					      (unsigned long long)o->got);
+				ok = false;
+				break;
+			}
+			if (*jj && hi[*jj] > o->resp)
+				hi[*jj] = o->resp;
+			if (*jj < m && lo[*jj + 1] < o->inv)
+				lo[*jj + 1] = o->inv;
+		} else if (is_write(o) && !hmap_find(&at, idx[i], false)) {
+			jj = hmap_find(&at, o->writer, false);
+			if (!jj || !*jj || o->writer == idx[i]) {
+				sim_violation(s, "key %llu: op %llu acknowledged, but its write was lost",
+					      (unsigned long long)key, (unsigned long long)idx[i]);
+				ok = false;
+				break;
+			}
+			if (lo[*jj] < o->inv)
+				lo[*jj] = o->inv;
+			if (*jj > 1 && hi[*jj - 1] > o->resp)
+				hi[*jj - 1] = o->resp;
+			if (!present[*jj - 1] || o->op != CIDER_UPDATE) {
+				sim_violation(s, "key %llu: op %llu combined into a change it cannot be part of",
+					      (unsigned long long)key, (unsigned long long)idx[i]);
+				ok = false;
+				break;
+			}
+		}
+	}
+	/* Earliest points. */
+	for (j = 1; j <= m && ok; j++) {
+		p[j] = lo[j] > p[j - 1] ? lo[j] : p[j - 1];
+		if (p[j] > hi[j]) {
+			sim_violation(s, "key %llu: not linearizable at change %llu (op %u): needs %.3f us, must be by %.3f us",
+				      (unsigned long long)key, (unsigned long long)j, ev[j - 1].op,
+				      (double)p[j] / US, (double)hi[j] / US);
+			ok = false;
+		}
+	}
+	p[m + 1] = NEVER;
+	/* Reads of "absent" or "present" without a value. */
+	for (i = 0; i < n && ok; i++) {
+		const struct op_rec *o = &s->ops[idx[i]];
+		bool want_present;
+		u64 a, b;
+
+		if (o->pending || o->res == CIDER_RES_OK || o->res == CIDER_RES_NOSPC)
+			continue;
+		want_present = o->res == CIDER_RES_EXISTS;
+		for (a = 0; a < m && p[a + 1] < o->inv; a++)
+			;
+		for (b = a; b <= m && p[b] <= o->resp; b++)
+			if (present[b] == want_present)
+				break;
+		if (b > m || p[b] > o->resp) {
+			sim_violation(s, "key %llu: op %llu saw the key %s, but it was not so at any point of its interval",
+				      (unsigned long long)key, (unsigned long long)idx[i],
+				      want_present ? "present" : "absent");
+			ok = false;
+		}
+	}
+out:
+	if (!ok)
+		dump_key(s, idx, n, ev, nev);
+	free(lo);
+	free(hi);
+	free(p);
+	free(present);
+	hmap_free(&at);
+	return ok;
+}
+
+/* The MN's final pointer and block for each changed key agree with the chain. */
+static void check_final(struct sim *s, const struct chain_ev *ev, u64 nev)
+{
+	u64 w = sim_mem_read(s, s->cfg.index_off + ev[nev - 1].key * 8);
+	u64 off = cider_word_off(w);
+
+	if (w != ev[nev - 1].word) {
+		sim_violation(s, "key %llu: final pointer %llx is not the last change %llx",
+			      (unsigned long long)ev->key, (unsigned long long)w,
+			      (unsigned long long)ev[nev - 1].word);
+		return;
+	}
+	if (off && (sim_mem_read(s, off) != ev->key ||
+		    sim_mem_read(s, off + 8) != (u64)ev[nev - 1].op + 1))
+		sim_violation(s, "key %llu: final block does not hold the last write's key and value",
+			      (unsigned long long)ev->key);
+}
+
+void sim_check(struct sim *s)
+{
+	u64 *idx = malloc((s->nops + 1) * sizeof(u64)), i, j, e = 0, nbad = 0;
+
+	for (i = 0; i < s->nr_clients; i++)
+		if (!s->clients[i].dead && s->clients[i].busy)
+			sim_violation(s, "client %llu never finished op %u (key %llu)",
+				      (unsigned long long)i, s->cur_op[i],
+				      (unsigned long long)s->ops[s->cur_op[i]].key);
+	for (i = 0; i < s->nops; i++)
+		idx[i] = i;
+	sort_sim = s;
+	qsort(idx, s->nops, sizeof(u64), cmp_op_key);
+	qsort(s->chain, s->nchain, sizeof(*s->chain), cmp_ev_key);
+	for (i = 0; i < s->nops; i = j) {
+		u64 key = s->ops[idx[i]].key, e0;
+
+		for (j = i; j < s->nops && s->ops[idx[j]].key == key; j++)
+			;
+		while (e < s->nchain && s->chain[e].key < key) {
+			e0 = e;
+			while (e < s->nchain && s->chain[e].key == s->chain[e0].key)
+				e++;
+			sim_violation(s, "key %llu changed with no operation on it",
+				      (unsigned long long)s->chain[e0].key);
+		}
+		for (e0 = e; e < s->nchain && s->chain[e].key == key; e++)
+			;
+		if (!check_key(s, key, idx + i, j - i, s->chain + e0, e - e0) && ++nbad > 3)
+			break;
+		if (e > e0)
+			check_final(s, s->chain + e0, e - e0);
+	}
+	free(idx);
+}

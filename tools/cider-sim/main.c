@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0
+/* cider-sim: command line, set-up, report.  See sim.h and model.c. */
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+#include "sim.h"
+
+static const char *const mode_names[] = { "osync", "caslock", "mcs", "cider" };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: cider-sim --mode osync|caslock|mcs|cider [OPTIONS]\n"
+"\n"
+"Runs the CIDER protocol core (kmod/core, the code cider.ko runs) on a\n"
+"deterministic model of compute nodes, clients, one memory node and the\n"
+"network, then checks the run: per-key linearizability, no lost write,\n"
+"mutual exclusion of lock holders, FIFO handover, every operation done\n"
+"within a bound.  Any violation makes the exit status 1.\n"
+"\n"
+"Options:\n"
+"  --mode M              osync, caslock, mcs or cider (required)\n"
+"  --local-wc on|off     local write combining on each CN (default off)\n"
+"  --backoff on|off      SMART backoff between osync CAS retries (default on)\n"
+"  --cns N               compute nodes (default 8)\n"
+"  --clients-per-cn M    clients per CN, 1..64 (default 4)\n"
+"  --keys K              keys (default 1000000)\n"
+"  --workload W          a (50%% search/50%% update), b (95/5), c (100/0),\n"
+"                        wo (write-only), idu (search/update/insert/delete)\n"
+"  --zipf THETA|uniform  key skew, 0 <= THETA < 1 (default 0.99)\n"
+"  --ops N               operations in all (default 100000)\n"
+"  --seed S              (default 1)\n"
+"  --faults F            none, jitter (CN-CN message delay jitter), crash (a\n"
+"                        client crashes in a lock operation), all (jitter, a\n"
+"                        client crash and a whole-CN crash); default none\n"
+"  --lease-us U          maximum lock hold time (default 2000)\n"
+"  --history FILE        every operation as a JSON line\n"
+"  --json                the report as one JSON object\n"
+"  -q, --quiet           no progress or traces on stderr\n"
+"  -h, --help            this text\n");
+}
+
+static int parse_u64(const char *s, u64 min, u64 max, u64 *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || end == s || *s == '-' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_onoff(const char *s, bool *out)
+{
+	if (!strcmp(s, "on"))
+		*out = true;
+	else if (!strcmp(s, "off"))
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *json)
+{
+	static const struct option lo[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "local-wc", required_argument, NULL, 'l' },
+		{ "backoff", required_argument, NULL, 'B' },
+		{ "cns", required_argument, NULL, 'n' },
+		{ "clients-per-cn", required_argument, NULL, 'c' },
+		{ "keys", required_argument, NULL, 'k' },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "zipf", required_argument, NULL, 'z' },
+		{ "ops", required_argument, NULL, 'o' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "faults", required_argument, NULL, 'f' },
+		{ "lease-us", required_argument, NULL, 'L' },
+		{ "history", required_argument, NULL, 'H' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, i, li = 0;
+	char *end;
+	u64 v;
+
+	while ((c = getopt_long(argc, argv, "qh", lo, &li)) != -1) {
+		switch (c) {
+		case 'm':
+			for (i = 0; i < 4 && strcmp(optarg, mode_names[i]); i++)
+				;
+			if (i == 4)
+				goto bad;
+			s->cfg.mode = (u8)i;
+			s->mode_name = mode_names[i];
+			break;
+		case 'l':
+			if (parse_onoff(optarg, &s->cfg.local_wc))
+				goto bad;
+			break;
+		case 'B':
+			if (parse_onoff(optarg, &s->cfg.backoff))
+				goto bad;
+			break;
+		case 'n':
+			if (parse_u64(optarg, 1, 4095, &v))
+				goto bad;
+			s->nr_cns = (u32)v;
+			break;
+		case 'c':
+			if (parse_u64(optarg, 1, 64, &v))
+				goto bad;
+			s->cpc = (u32)v;
+			break;
+		case 'k':
+			if (parse_u64(optarg, 1, 1ULL << 32, &s->nr_keys))
+				goto bad;
+			break;
+		case 'w':
+			if (cider_workload_get(optarg, &s->wl))
+				goto bad;
+			s->workload_name = s->wl.name;
+			break;
+		case 'z':
+			if (!strcmp(optarg, "uniform")) {
+				s->theta = 0;
+				break;
+			}
+			s->theta = strtod(optarg, &end);
+			if (*end || s->theta < 0 || s->theta >= 1)
+				goto bad;
+			break;
+		case 'o':
+			if (parse_u64(optarg, 1, 1ULL << 31, &s->ops_target))
+				goto bad;
+			break;
+		case 's':
+			if (parse_u64(optarg, 0, ~0ULL, seed))
+				goto bad;
+			break;
+		case 'f':
+			if (strcmp(optarg, "none") && strcmp(optarg, "jitter") &&
+			    strcmp(optarg, "crash") && strcmp(optarg, "all"))
+				goto bad;
+			s->faults = optarg;
+			break;
+		case 'L':
+			if (parse_u64(optarg, 10, 10000000, &v))
+				goto bad;
+			s->p.lease_ps = v * US;
+			break;
+		case 'H':
+			s->history = fopen(optarg, "w");
+			if (!s->history) {
+				fprintf(stderr, "cider-sim: %s: %s\n", optarg, strerror(errno));
+				return 1;
+			}
+			break;
+		case 'j': *json = true; break;
+		case 'q': s->quiet = true; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || !s->mode_name) {
+		fprintf(stderr, "cider-sim: %s\n", optind != argc ? "unexpected argument" :
+			"--mode is required");
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "cider-sim: bad value '%s' for --%s\n", optarg, lo[li].name);
+	usage(stderr);
+	return 2;
+}
+
+static u64 align_up(u64 v, u64 a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static void setup(struct sim *s)
+{
+	struct cider_cfg *cfg = &s->cfg;
+	u32 i;
+
+	s->nr_clients = s->nr_cns * s->cpc;
+	cfg->nr_cns = s->nr_cns;
+	cfg->clients_per_cn = s->cpc;
+	cfg->nr_keys = s->nr_keys;
+	cfg->index_off = CIDER_MN_SB_AREA;
+	cfg->lock_off = align_up(cfg->index_off + 8 * s->nr_keys, CIDER_MN_ALIGN);
+	cfg->chunk_size = 64 << 10;
+	cfg->data_off = align_up(cfg->lock_off + 16 * s->nr_keys, cfg->chunk_size);
+	cfg->data_size_limit = align_up(s->ops_target * 64 + (u64)s->nr_cns * cfg->chunk_size * 8,
+					cfg->chunk_size);
+	cfg->alloc_cursor = offsetof(struct cider_mn_sb, alloc_cursor);
+	cfg->lease_ns = s->p.lease_ps / NS;
+	cfg->backoff_t0_ns = 4000;		/* SMART: 4096 cycles, ~one RTT */
+	cfg->initial_credit = 36;		/* CIDER Algorithm 1 */
+	cfg->hotness = 2;
+	cfg->aimd = 2;
+	s->preload_base = cfg->data_off + cfg->data_size_limit;
+	s->p.bound_ps = 10 * s->p.lease_ps + 50 * MS;
+
+	s->cns = calloc(s->nr_cns, sizeof(*s->cns));
+	s->clients = calloc(s->nr_clients, sizeof(*s->clients));
+	s->lwc = calloc((size_t)s->nr_clients, sizeof(*s->lwc));
+	s->qp_ready = calloc(s->nr_clients, sizeof(u64));
+	s->batch_done = calloc(s->nr_clients, sizeof(u64));
+	s->cur_op = calloc(s->nr_clients, sizeof(u32));
+	s->msg_last = calloc((size_t)s->nr_cns * s->nr_cns, sizeof(u64));
+	if (!s->cns || !s->clients || !s->lwc || !s->qp_ready || !s->batch_done ||
+	    !s->cur_op || !s->msg_last) {
+		fprintf(stderr, "cider-sim: out of memory\n");
+		exit(1);
+	}
+	sim_init_model(s);
+	for (i = 0; i < s->nr_cns; i++)
+		cider_cn_init(&s->cns[i], i, cfg, &s->fab, &s->clients[i * s->cpc],
+			      &s->lwc[i * s->cpc], s->cpc);
+	s->jitter = !strcmp(s->faults, "jitter") || !strcmp(s->faults, "all");
+	if (!strcmp(s->faults, "crash") || !strcmp(s->faults, "all"))
+		s->crash_at[0] = s->ops_target / 5;
+	if (!strcmp(s->faults, "all"))
+		s->crash_at[1] = s->ops_target / 3;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct report {
+	double mops, p50, p99, model_ms;
+	u64 done, updates, pess, combined, installers, cas_fail;
+};
+
+static void summarize(struct sim *s, struct report *r)
+{
+	u64 *lat = malloc((s->nops + 1) * sizeof(u64)), n = 0, i, t_end = 0;
+	struct hmap cover = { 0 };
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < s->nops; i++) {
+		const struct op_rec *o = &s->ops[i];
+
+		if (o->pending || !o->resp)
+			continue;
+		lat[n++] = o->resp - o->inv;
+		if (o->resp > t_end)
+			t_end = o->resp;
+		if (o->op != CIDER_UPDATE)
+			continue;
+		r->updates++;
+		r->pess += o->pess;
+		if (o->res == CIDER_RES_OK && o->writer != i) {
+			r->combined++;
+			if (!(*hmap_find(&cover, o->writer, true))++)
+				r->installers++;
+		}
+	}
+	for (i = 0; i < s->nr_clients; i++)
+		r->cas_fail += s->clients[i].st.cas_fail;
+	qsort(lat, n, sizeof(u64), cmp_u64);
+	r->done = n;
+	r->model_ms = (double)t_end / MS;
+	r->mops = t_end ? n / ((double)t_end / 1e12) / 1e6 : 0;
+	r->p50 = n ? (double)lat[n / 2] / US : 0;
+	r->p99 = n ? (double)lat[(u64)(n * 0.99)] / US : 0;
+	free(lat);
+	hmap_free(&cover);
+}
+
+static void print_report(struct sim *s, const struct report *r, u64 seed, bool json)
+{
+	u64 total = s->verbs[0] + s->verbs[1] + s->verbs[2] + s->verbs[3];
+	double d = r->done ? (double)r->done : 1, u = r->updates ? (double)r->updates : 1;
+	char zipf[32];
+
+	if (s->theta == 0)
+		snprintf(zipf, sizeof(zipf), "\"uniform\"");
+	else
+		snprintf(zipf, sizeof(zipf), "%.2f", s->theta);
+	if (json) {
+		printf("{\"mode\":\"%s\",\"local_wc\":%s,\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
+		       "\"zipf\":%s,\"keys\":%llu,\"ops\":%llu,\"seed\":%llu,\"faults\":\"%s\","
+		       "\"model_ms\":%.3f,\"throughput_mops\":%.4f,\"p50_us\":%.2f,\"p99_us\":%.2f,"
+		       "\"mn_ops_per_op\":{\"total\":%.4f,\"read\":%.4f,\"write\":%.4f,\"cas\":%.4f,\"faa\":%.4f},"
+		       "\"cas_retries_per_update\":%.4f,\"wc_rate\":%.4f,\"wc_batch_avg\":%.3f,"
+		       "\"pessimistic_ratio\":%.4f,\"crashes\":%u,\"violations\":%llu}\n",
+		       s->mode_name, s->cfg.local_wc ? "true" : "false", s->nr_cns, s->nr_clients,
+		       s->workload_name, zipf, (unsigned long long)s->nr_keys,
+		       (unsigned long long)r->done, (unsigned long long)seed, s->faults, r->model_ms,
+		       r->mops, r->p50, r->p99, total / d, s->verbs[CIDER_V_READ] / d,
+		       s->verbs[CIDER_V_WRITE] / d, s->verbs[CIDER_V_CAS] / d,
+		       s->verbs[CIDER_V_FAA] / d, r->cas_fail / u, r->combined / u,
+		       r->installers ? (double)(r->combined + r->installers) / r->installers : 0,
+		       r->pess / u, s->crashes, (unsigned long long)s->violations);
+		return;
+	}
+	printf("%s%s: %u CNs x %u clients, workload %s, zipf %s, %llu keys, seed %llu, faults %s\n",
+	       s->mode_name, s->cfg.local_wc ? "+localwc" : "", s->nr_cns, s->cpc,
+	       s->workload_name, zipf, (unsigned long long)s->nr_keys,
+	       (unsigned long long)seed, s->faults);
+	printf("  %llu ops in %.3f ms model time: %.3f Mops/s, p50 %.2f us, p99 %.2f us\n",
+	       (unsigned long long)r->done, r->model_ms, r->mops, r->p50, r->p99);
+	printf("  MN ops per op %.3f (read %.3f write %.3f cas %.3f faa %.3f)\n",
+	       total / d, s->verbs[0] / d, s->verbs[1] / d, s->verbs[2] / d, s->verbs[3] / d);
+	printf("  failed CAS per update %.3f, WC rate %.3f, WC batch %.2f, pessimistic %.3f\n",
+	       r->cas_fail / u, r->combined / u,
+	       r->installers ? (double)(r->combined + r->installers) / r->installers : 0,
+	       r->pess / u);
+	printf("  violations: %llu%s%s\n", (unsigned long long)s->violations,
+	       s->violations ? ": " : "", s->first_violation);
+}
+
+int main(int argc, char **argv)
+{
+	struct sim s = { 0 };
+	struct report r;
+	u64 seed = 1, i;
+	bool json = false;
+	int ret;
+
+	s.nr_cns = 8;
+	s.cpc = 4;
+	s.nr_keys = 1000000;
+	s.ops_target = 100000;
+	s.theta = 0.99;
+	s.faults = "none";
+	s.cfg.backoff = true;
+	cider_workload_get("a", &s.wl);
+	s.workload_name = s.wl.name;
+	s.p = (struct sim_params) {
+		.mn_mops = 110,			/* SMART §3: 8-byte READ, ConnectX-6 */
+		.bw_gbps = 100,			/* the papers' testbeds */
+		.net_ps = 1000 * NS,		/* one way; READ RTT ~2-3 us */
+		.atomic_word_ps = 400 * NS,	/* ~2.5 Mops per 8-byte word */
+		.msg_ps = 1000 * NS,
+		.msg_cpu_ps = 300 * NS,
+		.client_cpu_ps = 150 * NS,
+		.jitter_ps = 4 * US,
+		.lease_ps = 2 * MS,
+	};
+	ret = parse_args(&s, argc, argv, &seed, &json);
+	if (ret)
+		return ret;
+	if (cider_zipf_init(&s.zipf, s.nr_keys, s.theta)) {
+		fprintf(stderr, "cider-sim: bad zipf parameter\n");
+		return 2;
+	}
+	s.rng.s = seed;
+	s.frng.s = seed ^ 0x5deece66dULL;
+	setup(&s);
+	sim_run(&s);
+	sim_check(&s);
+	summarize(&s, &r);
+	print_report(&s, &r, seed, json);
+	if (s.violations && !s.quiet)
+		fprintf(stderr, "cider-sim: VIOLATION: %s\n", s.first_violation);
+	if (s.history) {
+		for (i = 0; i < s.nops; i++)
+			history_write(&s, &s.ops[i]);
+		fclose(s.history);
+	}
+	return s.violations ? 1 : 0;
+}

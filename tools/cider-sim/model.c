@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The model: the MN's memory and NIC, the network, CN agents, and the
+ * closed-loop clients that feed the protocol core one operation at a time.
+ *
+ * MN NIC: one FIFO server at mn_mops; an atomic then holds its 8-byte
+ * word for atomic_word_ps (atomics on one word serialize, on different
+ * words they overlap); verbs of one client (one QP) execute in order.
+ * Memory effects happen at execution time, so everything the checker
+ * sees is what the MN did, in the order it did it.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+/* ---- u64 hash map ---- */
+
+static u64 hmix(u64 x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+u64 *hmap_find(struct hmap *m, u64 key, bool create)
+{
+	u64 i, k = key + 1;	/* 0 marks an empty slot */
+
+	if (create && (m->used + 1) * 2 > m->cap) {
+		struct hmap n = { .cap = m->cap ? m->cap * 2 : 1024 };
+		u64 j;
+
+		n.k = calloc(n.cap, sizeof(u64));
+		n.v = calloc(n.cap, sizeof(u64));
+		if (!n.k || !n.v) {
+			fprintf(stderr, "cider-sim: out of memory\n");
+			exit(1);
+		}
+		for (j = 0; j < m->cap; j++)
+			if (m->k[j])
+				*hmap_find(&n, m->k[j] - 1, true) = m->v[j];
+		hmap_free(m);
+		*m = n;
+	}
+	if (!m->cap)
+		return NULL;
+	for (i = hmix(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->k[i] == k)
+			return &m->v[i];
+		if (!m->k[i]) {
+			if (!create)
+				return NULL;
+			m->k[i] = k;
+			m->v[i] = 0;
+			m->used++;
+			return &m->v[i];
+		}
+	}
+}
+
+void hmap_free(struct hmap *m)
+{
+	free(m->k);
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- event heap ---- */
+
+static bool ev_before(const struct event *a, const struct event *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void ev_push(struct sim *s, u64 t, u8 kind, u32 a, u64 b, struct cider_msg *msg)
+{
+	struct event e = { .t = t, .seq = s->seq++, .kind = kind, .a = a, .b = b, .msg = msg };
+	u64 i;
+
+	if (s->nheap == s->capheap) {
+		s->capheap = s->capheap ? s->capheap * 2 : 4096;
+		s->heap = realloc(s->heap, s->capheap * sizeof(*s->heap));
+	}
+	for (i = s->nheap++; i && ev_before(&e, &s->heap[(i - 1) / 2]); i = (i - 1) / 2)
+		s->heap[i] = s->heap[(i - 1) / 2];
+	s->heap[i] = e;
+}
+
+static struct event ev_pop(struct sim *s)
+{
+	struct event top = s->heap[0], last = s->heap[--s->nheap];
+	u64 i = 0, c;
+
+	for (; (c = 2 * i + 1) < s->nheap; i = c) {
+		if (c + 1 < s->nheap && ev_before(&s->heap[c + 1], &s->heap[c]))
+			c++;
+		if (!ev_before(&s->heap[c], &last))
+			break;
+		s->heap[i] = s->heap[c];
+	}
+	if (s->nheap)
+		s->heap[i] = last;
+	return top;
+}
+
+/* ---- memory ---- */
+
+/*
+ * Keys present before the run point at a virtual preloaded block past the
+ * region: (key, 1 << 63 | key).  Untouched words cost no memory.
+ */
+u64 sim_mem_read(struct sim *s, u64 addr)
+{
+	u64 *v = hmap_find(&s->mem, addr, false);
+	u64 k;
+
+	if (v)
+		return *v;
+	if (addr >= s->cfg.index_off && addr < s->cfg.index_off + 8 * s->nr_keys) {
+		k = (addr - s->cfg.index_off) / 8;
+		return cider_workload_preloaded(&s->wl, k) ?
+		       cider_word(0, s->preload_base + k * CIDER_BLOCK_SIZE) : 0;
+	}
+	if (addr >= s->preload_base) {
+		k = (addr - s->preload_base) / CIDER_BLOCK_SIZE;
+		return addr % CIDER_BLOCK_SIZE ? 1ULL << 63 | k : k;
+	}
+	return 0;
+}
+
+static void mem_write(struct sim *s, u64 addr, u64 val)
+{
+	*hmap_find(&s->mem, addr, true) = val;
+}
+
+static bool is_data_ptr(const struct sim *s, u64 addr)
+{
+	return addr >= s->cfg.index_off && addr < s->cfg.index_off + 8 * s->nr_keys;
+}
+
+static bool is_lock_word0(const struct sim *s, u64 addr)
+{
+	return addr >= s->cfg.lock_off && addr < s->cfg.lock_off + 16 * s->nr_keys &&
+	       (addr - s->cfg.lock_off) % 16 == 0;
+}
+
+void sim_violation(struct sim *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!s->violations++) {
+		va_start(ap, fmt);
+		vsnprintf(s->first_violation, sizeof(s->first_violation), fmt, ap);
+		va_end(ap);
+	}
+}
+
+/* The op a freshly installed pointer belongs to (its block's value). */
+static u32 installed_op(struct sim *s, u32 client, u64 word)
+{
+	u64 off = cider_word_off(word), val;
+
+	if (!off)
+		return s->cur_op[client];	/* a DELETE: whoever CASed */
+	val = sim_mem_read(s, off + 8);
+	return val >> 63 ? UINT32_MAX : (u32)(val - 1);
+}
+
+/* Apply verb @i of client @ci's batch at the MN, now. */
+static void verb_exec(struct sim *s, u32 ci, u32 i)
+{
+	struct cider_verb *v = &s->clients[ci].v[i];
+	u64 old;
+
+	s->verbs[v->op]++;
+	switch (v->op) {
+	case CIDER_V_READ:
+		v->data[0] = sim_mem_read(s, v->addr);
+		if (v->len > 8)
+			v->data[1] = sim_mem_read(s, v->addr + 8);
+		break;
+	case CIDER_V_WRITE:
+		mem_write(s, v->addr, v->data[0]);
+		mem_write(s, v->addr + 8, v->data[1]);
+		break;
+	case CIDER_V_FAA:
+		v->old = sim_mem_read(s, v->addr);
+		mem_write(s, v->addr, v->old + v->arg0);
+		break;
+	default:
+		old = v->old = sim_mem_read(s, v->addr);
+		if (old != v->arg0)
+			break;
+		mem_write(s, v->addr, v->arg1);
+		if (is_data_ptr(s, v->addr)) {
+			struct chain_ev *e;
+
+			if (s->nchain == s->capchain) {
+				s->capchain = s->capchain ? 2 * s->capchain : 4096;
+				s->chain = realloc(s->chain, s->capchain * sizeof(*s->chain));
+			}
+			e = &s->chain[s->nchain++];
+			e->key = (v->addr - s->cfg.index_off) / 8;
+			e->t = s->now;
+			e->word = v->arg1;
+			e->op = installed_op(s, ci, v->arg1);
+		} else if (is_lock_word0(s, v->addr) && cider_word_off(v->arg1) &&
+			   s->cfg.mode >= CIDER_MODE_MCS) {
+			/* FIFO: who each qnode queued behind, as the MN saw it. */
+			*hmap_find(&s->pred, cider_word_off(v->arg1), true) = cider_word_off(old);
+		}
+		break;
+	}
+}
+
+static u64 xfer_ps(const struct sim *s, u32 bytes)
+{
+	return (u64)(bytes * 8 * 1000.0 / s->p.bw_gbps);
+}
+
+/* A verb reaches the MN NIC: queue it, find when it executes. */
+static void verb_arrive(struct sim *s, u32 ci, u64 b)
+{
+	struct cider_verb *v = &s->clients[ci].v[(u32)b];
+	u64 svc = (u64)(1e6 / s->p.mn_mops), start, exec, done;
+	u64 *wf = NULL;
+
+	start = s->now > s->nic_free ? s->now : s->nic_free;
+	s->nic_free = start + svc;
+	exec = start + svc;
+	if (exec < s->qp_ready[ci])
+		exec = s->qp_ready[ci];
+	done = exec;
+	if (v->op == CIDER_V_CAS || v->op == CIDER_V_FAA) {
+		wf = hmap_find(&s->word_free, v->addr, true);
+		if (exec < *wf)
+			exec = *wf;
+		*wf = exec + s->p.atomic_word_ps;
+		done = *wf;
+	}
+	s->qp_ready[ci] = exec + 1;
+	done += s->p.net_ps + xfer_ps(s, v->op == CIDER_V_READ ? v->len : 8);
+	if (done > s->batch_done[ci])
+		s->batch_done[ci] = done;
+	ev_push(s, exec, EV_EXEC, ci, b, NULL);
+}
+
+/* Executed verb @i of @n: the last one completes the batch. */
+static void verb_executed(struct sim *s, u32 ci, u32 i, u32 n)
+{
+	verb_exec(s, ci, i);
+	if (i == n - 1)
+		ev_push(s, s->batch_done[ci], EV_DONE, ci, 0, NULL);
+}
+
+/* ---- the fabric the core sees ---- */
+
+static void fab_post(void *priv, struct cider_client *c, struct cider_verb *v, unsigned int n)
+{
+	struct sim *s = priv;
+	u64 t = s->now + s->p.client_cpu_ps + s->p.net_ps;
+	unsigned int i;
+
+	(void)v;
+	s->batch_done[c->id] = 0;
+	for (i = 0; i < n; i++) {
+		t += xfer_ps(s, v[i].op == CIDER_V_WRITE ? 16 + 8 : 8);
+		ev_push(s, t, EV_ARRIVE, c->id, i | (u64)n << 32, NULL);
+	}
+}
+
+static void fab_send(void *priv, struct cider_cn *from, u32 to_cn, const struct cider_msg *m)
+{
+	struct sim *s = priv;
+	struct cider_msg *copy = malloc(sizeof(*copy));
+	u64 t = s->now + s->p.msg_ps + s->p.msg_cpu_ps, *last;
+
+	*copy = *m;
+	if (s->jitter)
+		t += cider_rng_next(&s->frng) % (s->p.jitter_ps + 1);
+	/* RC: messages between two CNs arrive in the order sent. */
+	last = &s->msg_last[(u64)from->id * s->nr_cns + to_cn];
+	if (t <= *last)
+		t = *last + 1;
+	*last = t;
+	ev_push(s, t, EV_MSG, to_cn, 0, copy);
+}
+
+static void fab_timer(void *priv, struct cider_client *c, u64 delay_ns, u32 token)
+{
+	struct sim *s = priv;
+
+	ev_push(s, s->now + delay_ns * NS, EV_TIMER, c->id, token, NULL);
+}
+
+static void fab_wake(void *priv, struct cider_client *c)
+{
+	struct sim *s = priv;
+
+	ev_push(s, s->now, EV_WAKE, c->id, 0, NULL);
+}
+
+static u64 fab_now(void *priv)
+{
+	return ((struct sim *)priv)->now / NS;
+}
+
+static u32 fab_rand(void *priv)
+{
+	return (u32)cider_rng_next(&((struct sim *)priv)->frng);
+}
+
+void history_write(struct sim *s, const struct op_rec *o)
+{
+	static const char *const opn[] = { "search", "insert", "update", "delete" };
+	static const char *const resn[] = { "none", "ok", "notfound", "exists", "nospc" };
+
+	fprintf(s->history,
+		"{\"client\":%u,\"cn\":%u,\"key\":%llu,\"op\":\"%s\",\"arg\":%llu,\"result\":\"%s\","
+		"\"value\":%llu,\"invoke_ns\":%llu,\"response_ns\":%llu,\"writer\":%u}\n",
+		o->client, o->cn, (unsigned long long)o->key, opn[o->op],
+		(unsigned long long)o->arg, o->pending ? "pending" : resn[o->res],
+		(unsigned long long)o->got, (unsigned long long)(o->inv / NS),
+		o->pending ? 0ULL : (unsigned long long)(o->resp / NS), o->writer);
+}
+
+static void fab_done(void *priv, struct cider_client *c)
+{
+	struct sim *s = priv;
+	struct op_rec *o = &s->ops[s->cur_op[c->id]];
+
+	o->res = c->res;
+	o->got = c->got;
+	o->resp = s->now;
+	o->pess = c->pess;
+	o->writer = c->res == CIDER_RES_OK && o->op != CIDER_SEARCH ? c->writer : s->cur_op[c->id];
+	if (o->op == CIDER_SEARCH && c->res == CIDER_RES_NONE)
+		sim_violation(s, "op %u: client %u read a block of another key for key %llu",
+			      s->cur_op[c->id], c->id, (unsigned long long)o->key);
+	if (o->resp - o->inv > s->p.bound_ps)
+		sim_violation(s, "op %u (client %u, key %llu) took %.1f us, over the bound",
+			      s->cur_op[c->id], c->id, (unsigned long long)o->key,
+			      (double)(o->resp - o->inv) / US);
+	s->ops_done++;
+	ev_push(s, s->now, EV_START, c->id, 0, NULL);
+}
+
+static const struct cider_fabric_ops sim_fabric_ops = {
+	.post = fab_post, .send = fab_send, .timer = fab_timer, .wake = fab_wake,
+	.done = fab_done, .trace = sim_trace, .now = fab_now, .rand = fab_rand,
+};
+
+void sim_init_model(struct sim *s)
+{
+	s->fab.ops = &sim_fabric_ops;
+	s->fab.priv = s;
+}
+
+/* ---- the driver ---- */
+
+static void start_op(struct sim *s, struct cider_client *c)
+{
+	struct op_rec *o;
+	u8 op;
+
+	if (c->dead || s->ops_issued >= s->ops_target)
+		return;
+	if (s->nops == s->capops) {
+		s->capops = s->capops ? 2 * s->capops : 65536;
+		s->ops = realloc(s->ops, s->capops * sizeof(*s->ops));
+	}
+	s->cur_op[c->id] = (u32)s->nops;
+	o = &s->ops[s->nops++];
+	memset(o, 0, sizeof(*o));
+	op = (u8)cider_workload_op(&s->wl, &s->rng);
+	o->client = c->id;
+	o->cn = c->cn->id;
+	o->key = cider_zipf_next(&s->zipf, &s->rng);
+	o->op = op == CIDER_WL_SEARCH ? CIDER_SEARCH : op == CIDER_WL_INSERT ? CIDER_INSERT :
+		op == CIDER_WL_UPDATE ? CIDER_UPDATE : CIDER_DELETE;
+	o->arg = s->cur_op[c->id] + 1ULL;	/* unique per operation */
+	o->inv = s->now;
+	s->ops_issued++;
+	cider_client_start(c, o->op, o->key, o->arg, s->cur_op[c->id]);
+}
+
+/* A client in the middle of a lock operation, if any (for crashes). */
+static struct cider_client *pick_victim(struct sim *s)
+{
+	u32 i, start = (u32)(cider_rng_next(&s->frng) % s->nr_clients);
+
+	for (i = 0; i < s->nr_clients; i++) {
+		struct cider_client *c = &s->clients[(start + i) % s->nr_clients];
+
+		if (!c->dead && c->busy && c->pess)
+			return c;
+	}
+	return &s->clients[start];
+}
+
+static void crash_client(struct sim *s, struct cider_client *c)
+{
+	if (c->dead)
+		return;
+	if (c->busy && s->cur_op[c->id] < s->nops)
+		s->ops[s->cur_op[c->id]].pending = true;
+	cider_client_crash(c);
+}
+
+static void maybe_crash(struct sim *s)
+{
+	struct cider_client *c;
+	u32 i;
+
+	if (s->crashes >= 2 || !s->crash_at[s->crashes] || s->ops_done < s->crash_at[s->crashes])
+		return;
+	c = pick_victim(s);
+	if (s->crashes == 1) {		/* the second crash takes a whole CN */
+		struct cider_cn *cn = c->cn;
+
+		for (i = 0; i < s->cpc; i++)
+			crash_client(s, &cn->clients[i]);
+		cn->dead = true;
+		if (!s->quiet)
+			fprintf(stderr, "cider-sim: CN %u crashed at %.1f us\n", cn->id,
+				(double)s->now / US);
+	} else {
+		crash_client(s, c);
+		if (!s->quiet)
+			fprintf(stderr, "cider-sim: client %u crashed at %.1f us%s\n", c->id,
+				(double)s->now / US, c->qn ? " in a lock queue" : "");
+	}
+	s->crashes++;
+}
+
+void sim_run(struct sim *s)
+{
+	u32 i;
+
+	for (i = 0; i < s->nr_clients; i++)
+		ev_push(s, i * 10 * NS, EV_START, i, 0, NULL);
+	while (s->nheap) {
+		struct event e = ev_pop(s);
+		struct cider_client *c = e.kind == EV_MSG ? NULL : &s->clients[e.a];
+
+		s->now = e.t;
+		switch (e.kind) {
+		case EV_ARRIVE:
+			verb_arrive(s, e.a, e.b);
+			break;
+		case EV_EXEC:
+			verb_executed(s, e.a, (u32)e.b, (u32)(e.b >> 32));
+			break;
+		case EV_DONE:
+			if (!c->dead)
+				cider_client_resume(c);
+			break;
+		case EV_MSG:
+			cider_cn_on_msg(&s->cns[e.a], e.msg);
+			free(e.msg);
+			break;
+		case EV_TIMER:
+			cider_client_timer(c, (u32)e.b);
+			break;
+		case EV_WAKE:
+			if (!c->dead && !c->parked)
+				cider_client_resume(c);
+			break;
+		case EV_START:
+			maybe_crash(s);
+			start_op(s, c);
+			break;
+		}
+	}
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cider-sim: a deterministic discrete-event model of CNs, clients, one MN
+ * and the network, running the real protocol core (kmod/core) through its
+ * fabric interface.  Time is in picoseconds; one thread; ties in time are
+ * broken by insertion order, so a seed gives the same run bit for bit.
+ */
+#ifndef CIDER_SIM_H
+#define CIDER_SIM_H
+
+#include <stdio.h>
+
+#include "proto.h"
+#include "workload.h"
+
+#define PS 1ULL
+#define NS 1000ULL
+#define US (1000 * NS)
+#define MS (1000 * US)
+
+/* Every figure of the model; Documentation/simulator.rst gives sources. */
+struct sim_params {
+	double mn_mops;		/* MN NIC verb rate (SMART: 110 Mops, CX-6) */
+	double bw_gbps;		/* link bandwidth */
+	u64 net_ps;		/* one-way CN <-> MN */
+	u64 atomic_word_ps;	/* atomics on one 8-byte word serialize */
+	u64 msg_ps;		/* one-way CN <-> CN */
+	u64 msg_cpu_ps;		/* CN agent handling one message */
+	u64 client_cpu_ps;	/* client work per verb batch */
+	u64 jitter_ps;		/* extra message delay with --faults jitter */
+	u64 lease_ps;		/* maximum lock hold time */
+	u64 bound_ps;		/* every operation must finish within this */
+};
+
+struct hmap {			/* u64 -> u64, open addressing */
+	u64 *k, *v;
+	u64 cap, used;
+};
+
+u64 *hmap_find(struct hmap *m, u64 key, bool create);
+void hmap_free(struct hmap *m);
+
+struct op_rec {
+	u32 client, cn;
+	u64 key;
+	u8 op, res;
+	bool pending;		/* its client crashed before the response */
+	bool pess;
+	u64 arg;		/* INSERT/UPDATE: the value (unique per op) */
+	u64 got;		/* SEARCH: the value read */
+	u64 inv, resp;		/* ps */
+	u32 writer;		/* a write's installer (op id) */
+};
+
+struct chain_ev {		/* a successful CAS on a data pointer */
+	u64 key;
+	u64 t;
+	u64 word;		/* the new pointer */
+	u32 op;			/* the op that installed it */
+};
+
+enum ev_kind { EV_ARRIVE, EV_EXEC, EV_DONE, EV_MSG, EV_TIMER, EV_WAKE, EV_START };
+
+struct event {
+	u64 t, seq;
+	u8 kind;
+	u32 a;
+	u64 b;
+	struct cider_msg *msg;
+};
+
+struct sim {
+	struct sim_params p;
+	struct cider_cfg cfg;
+	struct cider_workload wl;
+	struct cider_zipf zipf;
+	struct cider_rng rng, frng;
+	const char *mode_name, *workload_name, *faults;
+	double theta;
+	u32 nr_cns, cpc, nr_clients;
+	u64 nr_keys, ops_target, ops_issued, ops_done;
+	struct cider_cn *cns;
+	struct cider_client *clients;
+	struct cider_lwc *lwc;
+	struct cider_fabric fab;
+
+	struct event *heap;
+	u64 nheap, capheap, seq, now;
+
+	/* the model */
+	u64 nic_free;
+	struct hmap mem, word_free, pred;
+	u64 *qp_ready, *batch_done;
+	u32 *cur_op;
+	u64 *msg_last;
+	u64 preload_base, region_end;
+	u64 verbs[4];
+	bool jitter;
+
+	/* what happened */
+	struct op_rec *ops;
+	u64 nops, capops;
+	struct chain_ev *chain;
+	u64 nchain, capchain;
+	struct hmap holder;	/* key -> holder id (mutual exclusion) */
+	struct hmap holder_client;
+	u64 crash_at[2];
+	u32 crashes;
+	u64 violations;
+	char first_violation[512];
+	FILE *history;
+	bool quiet;
+};
+
+void sim_init_model(struct sim *s);
+void sim_run(struct sim *s);
+void sim_violation(struct sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sim_check(struct sim *s);
+void sim_trace(void *priv, struct cider_client *c, u8 type, u64 key, u64 a, u64 b);
+u64 sim_mem_read(struct sim *s, u64 addr);
+void history_write(struct sim *s, const struct op_rec *o);
+
+#endif
