@@ -71,6 +71,18 @@ bool cider_exec_write(struct cider_client *c)
 		}
 	}
 	for (;;) {
+		if (!cider_word_off(c->ptr) && c->ptr_hint) {
+			/*
+			 * A hint (from the queue) may seed a CAS but never decide
+			 * "absent": INSERTs are optimistic and take no lock.
+			 */
+			c->ptr_hint = false;
+			v_reset(c);
+			v_read(c, cider_ptr_addr(cfg, c->key), 8);
+			cider_post(c);
+			PT_YIELD(&c->pt_l1);
+			c->ptr = c->v[0].data[0];
+		}
 		if (!cider_word_off(c->ptr)) {
 			c->res = CIDER_RES_NOTFOUND;
 			PT_EXIT(&c->pt_l1);
@@ -162,6 +174,7 @@ static bool cider_op_run(struct cider_client *c)
 	PT_BEGIN(&c->pt_op);
 again:
 	c->restart = false;
+	c->ptr_hint = false;
 	c->res = CIDER_RES_NONE;
 	c->batch = 1;
 	c->wval = c->val;
@@ -221,6 +234,12 @@ again:
 			cider_cont_after_opt(c->cn, c->key, c->retries);
 		goto done;
 	}
+	/*
+	 * The local batch closes before the lock queue: once queued, this
+	 * write may be covered by another CN's executor at any moment, and
+	 * nobody may join a batch whose outcome is already decided.
+	 */
+	cider_lwc_close(c);
 	if (cfg->mode == CIDER_MODE_CASLOCK) {
 		PT_SPAWN(&c->pt_op, cider_caslock_acquire(c));
 		PT_SPAWN(&c->pt_op, cider_exec_write(c));
@@ -235,7 +254,10 @@ again:
 		goto again;
 	}
 	q = c->qn;
-	c->ptr = q->ptr;	/* the latest pointer the queue knows */
+	if (q->ptr != c->ptr) {	/* the latest pointer the queue knows */
+		c->ptr = q->ptr;
+		c->ptr_hint = true;
+	}
 	if (q->state == CIDER_Q_COMBINED) {			/* participant */
 		c->res = q->result;
 		c->writer = q->writer;
@@ -295,6 +317,7 @@ void cider_client_start(struct cider_client *c, u8 op, u64 key, u64 val, u32 opi
 	c->lw = NULL;
 	c->lw_member = false;
 	c->qn = NULL;
+	c->mm_since = 0;
 	c->pt_op = 0;
 	c->pt_l1 = 0;
 	c->pt_l2 = 0;

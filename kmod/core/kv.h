@@ -33,6 +33,7 @@ enum cider_res {
 	CIDER_RES_NOTFOUND,	/* SEARCH, UPDATE or DELETE of an absent key */
 	CIDER_RES_EXISTS,	/* INSERT of a present key */
 	CIDER_RES_NOSPC,	/* the memory node has no room for the block */
+	CIDER_RES_UNKNOWN,	/* outcome unknown: the combiner died mid-way */
 };
 
 static inline u64 cider_word(u32 ver, u64 off)

@@ -105,13 +105,27 @@ void cider_lwc_finish(struct cider_client *c)
 	if (!cider_lwc_is_combiner(c))
 		return;
 	c->lw = NULL;
-	cider_lwc_wake_all(cn, lw->cur, c->dead ? NULL : c);
+	if (c->dead && !lw->open) {
+		/*
+		 * The dead combiner may or may not have installed the batch's
+		 * value: its members cannot know, so their result is unknown
+		 * (redoing the write could install a value twice).
+		 */
+		c->res = CIDER_RES_UNKNOWN;
+		cider_lwc_wake_all(cn, lw->cur, c);
+	} else {
+		cider_lwc_wake_all(cn, lw->cur, c->dead ? NULL : c);
+	}
 	if (c->dead) {
 		/* Nobody wrote for them: everyone waiting starts over alone. */
 		cider_lwc_wake_all(cn, lw->next, NULL);
 		lw->key = 0;
 		return;
 	}
+	/* Members that died while waiting are dropped. */
+	for (p = 0; p < 64; p++)
+		if ((lw->next >> p & 1) && cn->clients[p].dead)
+			lw->next &= ~(1ULL << p);
 	if (!lw->next) {
 		lw->key = 0;
 		return;

@@ -139,6 +139,42 @@ bool cider_lock_wait(struct cider_client *c, bool (*cond)(struct cider_client *c
 	PT_END(&c->pt_l2);
 }
 
+/*
+ * A version mismatch normally means a DELETE is under way.  If the lock
+ * shows no release for a whole lease while mismatching, that DELETE died
+ * between advancing the lock's version and emptying the pointer; nobody
+ * waits in the queue to notice, so the mismatching client resets it.
+ */
+static bool cider_version_stuck(struct cider_client *c, u64 w0)
+{
+	u64 e = c->v[1].data[0], now = cider_now(c);
+
+	c->lockw = w0;
+	if (!c->mm_since || e != c->mm_epoch) {
+		c->mm_epoch = e;
+		c->mm_since = now ? now : 1;
+		return false;
+	}
+	return now - c->mm_since >= cfg_of(c)->lease_ns;
+}
+
+/* Sub-protothread: reset the lock to the pointer's version. */
+static bool cider_version_reset(struct cider_client *c)
+{
+	const struct cider_cfg *cfg = cfg_of(c);
+
+	PT_BEGIN(&c->pt_l2);
+	v_reset(c);
+	v_cas(c, cider_lock_addr(cfg, c->key), c->lockw,
+	      cider_word(cider_word_ver(c->ptr), 0));
+	v_faa(c, cider_lock_addr(cfg, c->key) + 8, CIDER_EPOCH_GEN);
+	cider_post(c);
+	PT_YIELD(&c->pt_l2);
+	c->st.resets++;
+	c->mm_since = 0;
+	PT_END(&c->pt_l2);
+}
+
 static bool cider_q_has_lock(struct cider_client *c)
 {
 	return c->qn->state != CIDER_Q_WAITING;
@@ -188,6 +224,8 @@ bool cider_lock_acquire(struct cider_client *c)
 		c->st.cas_fail++;
 		if (versioned && cider_word_ver(old) != cider_word_ver(c->ptr)) {
 			cider_abandon(c);
+			if (cider_version_stuck(c, old))
+				PT_SPAWN(&c->pt_l1, cider_version_reset(c));
 			PT_EXIT(&c->pt_l1);
 		}
 		c->cmp = old;
@@ -237,11 +275,13 @@ bool cider_lock_release(struct cider_client *c)
 	if (c->v[0].op == CIDER_V_CAS && c->v[0].old != mine) {
 		/* A successor swapped in; its ENQ is on the way. */
 		c->st.cas_fail++;
+		c->cmp = q->id;		/* for the trace if the wait is cut short */
 		cider_trace(c, CIDER_T_ACQUIRE, q->id, 0);
 		c->epoch = c->v[1].old + 1;
 		PT_SPAWN(&c->pt_l1, cider_lock_wait(c, cider_q_has_next));
 		if (c->restart) {	/* reset meanwhile: nobody to hand to */
 			c->restart = false;
+			cider_trace(c, CIDER_T_RELEASE, c->cmp, 0);
 			PT_EXIT(&c->pt_l1);
 		}
 		cider_handover(c, c->qn);

@@ -188,9 +188,11 @@ struct cider_client {
 	unsigned int nv;
 	/* scratch kept across yields */
 	u64 ptr, blk, cmp, lockw, epoch, seen_epoch, changed_at, t0;
+	u64 mm_epoch, mm_since;	/* version mismatch watch (lockqueue.c) */
 	u32 attempt, retries;
 	struct cider_qnode *qn;
 	bool restart;
+	bool ptr_hint;		/* c->ptr came from another client */
 	struct cider_lwc *lw;
 	bool lw_member;
 	struct cider_client_stats st;

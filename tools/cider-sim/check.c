@@ -16,10 +16,14 @@
  *     INSERT: absent before),
  *   - every read of "absent" (or an INSERT that found the key) overlapping
  *     some absent (present) state.
- * All but the last are lower and upper bounds on each p_j, so choosing
- * each p_j as early as allowed decides them exactly.  The last is checked
- * against those earliest points; it can in principle report a history
- * that another choice of points would accept (never the converse).
+ * All but the last are lower and upper bounds on each p_j: the feasible
+ * points are exactly the non-decreasing ones within the bounds, between
+ * the earliest (E) and latest (L) choice.  A read without a value is
+ * satisfied outright when some state of its kind overlaps it under every
+ * feasible choice; otherwise it is committed to one candidate state (two
+ * more bounds) and the bounds are propagated again.  A pass is therefore
+ * always a real linearization; only such a commitment could, in
+ * principle, reject a history another commitment would accept.
  *
  * Mutual exclusion and FIFO come from the protocol's ACQUIRE, RELEASE and
  * HANDOVER observations, FIFO against the queue order the MN recorded.
@@ -90,6 +94,76 @@ static int cmp_ev_key(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* E (earliest) and L (latest) feasible points; false if there are none. */
+static bool propagate(u64 m, const u64 *lo, const u64 *hi, u64 *e, u64 *l, u64 *bad)
+{
+	u64 j;
+
+	e[0] = 0;
+	for (j = 1; j <= m; j++)
+		e[j] = lo[j] > e[j - 1] ? lo[j] : e[j - 1];
+	l[m + 1] = NEVER;
+	for (j = m; j >= 1; j--)
+		l[j] = hi[j] < l[j + 1] ? hi[j] : l[j + 1];
+	l[0] = 0;
+	for (j = 1; j <= m; j++) {
+		if (e[j] > l[j]) {
+			*bad = j;
+			return false;
+		}
+	}
+	e[m + 1] = NEVER;
+	return true;
+}
+
+static bool check_points(struct sim *s, u64 key, const struct chain_ev *ev, u64 m,
+			 u64 *lo, u64 *hi, u64 *e, const bool *present,
+			 const u64 *idx, u64 n)
+{
+	u64 *l = calloc(m + 2, sizeof(u64)), i, j, bad = 0;
+	bool ok = propagate(m, lo, hi, e, l, &bad);
+
+	for (i = 0; i < n && ok; i++) {
+		const struct op_rec *o = &s->ops[idx[i]];
+		bool want, sure = false;
+		u64 cand = NEVER;
+
+		if (o->pending || o->res == CIDER_RES_OK || o->res == CIDER_RES_NOSPC)
+			continue;
+		want = o->res == CIDER_RES_EXISTS;
+		for (j = 0; j <= m && !sure; j++) {
+			if (present[j] != want || e[j] > o->resp || l[j + 1] < o->inv)
+				continue;
+			if (l[j] <= o->resp && e[j + 1] >= o->inv)
+				sure = true;	/* overlaps whatever the points */
+			else if (cand == NEVER)
+				cand = j;
+		}
+		if (sure)
+			continue;
+		if (cand == NEVER) {
+			sim_violation(s, "key %llu: op %llu saw the key %s, but it never was during its interval",
+				      (unsigned long long)key, (unsigned long long)idx[i],
+				      want ? "present" : "absent");
+			ok = false;
+			break;
+		}
+		if (cand >= 1 && hi[cand] > o->resp)
+			hi[cand] = o->resp;
+		if (cand + 1 <= m && lo[cand + 1] < o->inv)
+			lo[cand + 1] = o->inv;
+		ok = propagate(m, lo, hi, e, l, &bad);
+	}
+	if (!ok && bad)
+		s->bad_change = bad;
+	if (!ok && bad)
+		sim_violation(s, "key %llu: not linearizable at change %llu (op %u): needs %.3f us, must be by %.3f us",
+			      (unsigned long long)key, (unsigned long long)bad, ev[bad - 1].op,
+			      (double)e[bad] / US, (double)l[bad] / US);
+	free(l);
+	return ok;
+}
+
 static bool is_write(const struct op_rec *o)
 {
 	return o->op != CIDER_SEARCH && (o->pending || o->res == CIDER_RES_OK);
@@ -105,7 +179,7 @@ static void dump_key(struct sim *s, const u64 *idx, u64 n, const struct chain_ev
 	fprintf(stderr, "  key %llu: %llu state changes, %llu operations; the first ones:\n",
 		(unsigned long long)s->ops[idx[0]].key, (unsigned long long)nev,
 		(unsigned long long)n);
-	for (i = 0; i < nev && i < 8; i++)
+	for (i = s->bad_change > 4 ? s->bad_change - 4 : 0; i < nev && i < s->bad_change + 4; i++)
 		fprintf(stderr, "    change %llu at %.3f us: op %u\n", (unsigned long long)i + 1,
 			(double)ev[i].t / US, ev[i].op);
 	for (i = 0; i < n && i < 16; i++) {
@@ -131,7 +205,7 @@ static bool check_key(struct sim *s, u64 key, const u64 *idx, u64 n,
 
 	lo = calloc(m + 2, sizeof(u64));
 	hi = calloc(m + 2, sizeof(u64));
-	p = calloc(m + 2, sizeof(u64));
+	p = calloc(m + 2, sizeof(u64));		/* the earliest points */
 	present = calloc(m + 2, sizeof(bool));
 	present[0] = cider_workload_preloaded(&s->wl, key);
 	*hmap_find(&at, UINT32_MAX, true) = 0;
@@ -196,38 +270,8 @@ static bool check_key(struct sim *s, u64 key, const u64 *idx, u64 n,
 			}
 		}
 	}
-	/* Earliest points. */
-	for (j = 1; j <= m && ok; j++) {
-		p[j] = lo[j] > p[j - 1] ? lo[j] : p[j - 1];
-		if (p[j] > hi[j]) {
-			sim_violation(s, "key %llu: not linearizable at change %llu (op %u): needs %.3f us, must be by %.3f us",
-				      (unsigned long long)key, (unsigned long long)j, ev[j - 1].op,
-				      (double)p[j] / US, (double)hi[j] / US);
-			ok = false;
-		}
-	}
-	p[m + 1] = NEVER;
-	/* Reads of "absent" or "present" without a value. */
-	for (i = 0; i < n && ok; i++) {
-		const struct op_rec *o = &s->ops[idx[i]];
-		bool want_present;
-		u64 a, b;
-
-		if (o->pending || o->res == CIDER_RES_OK || o->res == CIDER_RES_NOSPC)
-			continue;
-		want_present = o->res == CIDER_RES_EXISTS;
-		for (a = 0; a < m && p[a + 1] < o->inv; a++)
-			;
-		for (b = a; b <= m && p[b] <= o->resp; b++)
-			if (present[b] == want_present)
-				break;
-		if (b > m || p[b] > o->resp) {
-			sim_violation(s, "key %llu: op %llu saw the key %s, but it was not so at any point of its interval",
-				      (unsigned long long)key, (unsigned long long)idx[i],
-				      want_present ? "present" : "absent");
-			ok = false;
-		}
-	}
+	if (ok)
+		ok = check_points(s, key, ev, m, lo, hi, p, present, idx, n);
 out:
 	if (!ok)
 		dump_key(s, idx, n, ev, nev);

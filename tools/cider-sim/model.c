@@ -316,15 +316,15 @@ static u32 fab_rand(void *priv)
 void history_write(struct sim *s, const struct op_rec *o)
 {
 	static const char *const opn[] = { "search", "insert", "update", "delete" };
-	static const char *const resn[] = { "none", "ok", "notfound", "exists", "nospc" };
+	static const char *const resn[] = { "none", "ok", "notfound", "exists", "nospc", "unknown" };
 
 	fprintf(s->history,
 		"{\"client\":%u,\"cn\":%u,\"key\":%llu,\"op\":\"%s\",\"arg\":%llu,\"result\":\"%s\","
 		"\"value\":%llu,\"invoke_ns\":%llu,\"response_ns\":%llu,\"writer\":%u}\n",
 		o->client, o->cn, (unsigned long long)o->key, opn[o->op],
-		(unsigned long long)o->arg, o->pending ? "pending" : resn[o->res],
+		(unsigned long long)o->arg, o->pending && !o->resp ? "pending" : resn[o->res],
 		(unsigned long long)o->got, (unsigned long long)(o->inv / NS),
-		o->pending ? 0ULL : (unsigned long long)(o->resp / NS), o->writer);
+		o->resp ? (unsigned long long)(o->resp / NS) : 0ULL, o->writer);
 }
 
 static void fab_done(void *priv, struct cider_client *c)
@@ -335,6 +335,7 @@ static void fab_done(void *priv, struct cider_client *c)
 	o->res = c->res;
 	o->got = c->got;
 	o->resp = s->now;
+	o->pending = c->res == CIDER_RES_UNKNOWN;	/* may or may not have happened */
 	o->pess = c->pess;
 	o->writer = c->res == CIDER_RES_OK && o->op != CIDER_SEARCH ? c->writer : s->cur_op[c->id];
 	if (o->op == CIDER_SEARCH && c->res == CIDER_RES_NONE)

@@ -110,6 +110,7 @@ struct sim {
 	char first_violation[512];
 	FILE *history;
 	bool quiet;
+	u64 bad_change;
 };
 
 void sim_init_model(struct sim *s);
