@@ -106,7 +106,7 @@ bool cider_exec_write(struct cider_client *c)
 		c->retries++;
 		c->st.cas_fail++;
 		c->ptr = old;
-		if (cfg->backoff && cfg->mode == CIDER_MODE_OSYNC) {
+		if (cfg->backoff && !c->pess) {	/* optimistic: osync, cider */
 			cider_arm(c, cider_backoff_delay(&cn->backoff, c->retries - 1,
 							 cn->fab->ops->rand(cn->fab->priv)));
 			PT_YIELD(&c->pt_l1);

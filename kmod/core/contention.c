@@ -16,7 +16,8 @@
 static struct cider_hot *cider_hot_find(struct cider_cn *cn, u64 key, bool create)
 {
 	u64 h = (key + 1) * 0x9e3779b97f4a7c15ULL;
-	struct cider_hot *b = &cn->hot[(h >> 40) % (CIDER_HOT_SLOTS / CIDER_HOT_WAYS) * CIDER_HOT_WAYS];
+	u64 bucket = (h >> 40) % (CIDER_HOT_SLOTS / CIDER_HOT_WAYS);
+	struct cider_hot *b = &cn->hot[bucket * CIDER_HOT_WAYS];
 	struct cider_hot *victim = b;
 	u32 i;
 

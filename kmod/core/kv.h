@@ -22,7 +22,7 @@
 
 #define CIDER_OFF_MASK		((1ULL << 60) - 1)
 #define CIDER_BLOCK_SIZE	16
-#define CIDER_EPOCH_GEN		(1ULL << 32)
+#define CIDER_EPOCH_GEN		0x100000000ULL	/* 1 << 32 */
 
 enum cider_op { CIDER_SEARCH, CIDER_INSERT, CIDER_UPDATE, CIDER_DELETE };
 

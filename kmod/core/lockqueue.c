@@ -133,6 +133,7 @@ bool cider_lock_wait(struct cider_client *c, bool (*cond)(struct cider_client *c
 		cider_post(c);
 		PT_YIELD(&c->pt_l2);
 		c->st.resets++;
+		cider_trace(c, CIDER_T_RESET, c->v[0].arg0, c->seen_epoch);
 		cider_abandon(c);
 		PT_EXIT(&c->pt_l2);
 	}
@@ -171,6 +172,7 @@ static bool cider_version_reset(struct cider_client *c)
 	cider_post(c);
 	PT_YIELD(&c->pt_l2);
 	c->st.resets++;
+	cider_trace(c, CIDER_T_RESET, c->lockw, 1);
 	c->mm_since = 0;
 	PT_END(&c->pt_l2);
 }
@@ -209,6 +211,7 @@ bool cider_lock_acquire(struct cider_client *c)
 	}
 	c->qn->lockver = versioned ? ver + (c->op == CIDER_DELETE) : 0;
 	c->cmp = cider_word(versioned ? ver : 0, 0);
+	c->attempt = 0;
 	for (;;) {
 		if (!versioned)
 			c->qn->lockver = cider_word_ver(c->cmp);
@@ -219,6 +222,8 @@ bool cider_lock_acquire(struct cider_client *c)
 		cider_post(c);
 		PT_YIELD(&c->pt_l1);
 		old = c->v[0].old;
+		if (cfg->backoff)
+			cider_backoff_account(&c->cn->backoff, old != c->cmp, cider_now(c));
 		if (old == c->cmp)
 			break;
 		c->st.cas_fail++;
@@ -229,6 +234,12 @@ bool cider_lock_acquire(struct cider_client *c)
 			PT_EXIT(&c->pt_l1);
 		}
 		c->cmp = old;
+		/* Without masked CAS the swap is a CAS loop: back off like one. */
+		if (cfg->backoff) {
+			cider_arm(c, cider_backoff_delay(&c->cn->backoff, c->attempt++,
+							 c->cn->fab->ops->rand(c->cn->fab->priv)));
+			PT_YIELD(&c->pt_l1);
+		}
 	}
 	c->epoch = c->v[1].data[0];
 	c->qn->ptr = c->ptr;
@@ -327,6 +338,7 @@ bool cider_caslock_acquire(struct cider_client *c)
 			cider_post(c);
 			PT_YIELD(&c->pt_l1);
 			c->st.resets++;
+			cider_trace(c, CIDER_T_RESET, c->v[0].arg0, 2);
 			c->seen_epoch = ~0ULL;
 			continue;
 		}

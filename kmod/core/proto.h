@@ -52,7 +52,7 @@ struct cider_msg {
 };
 
 /* Observations for checkers (mutual exclusion, FIFO handover). */
-enum cider_trace_type { CIDER_T_ACQUIRE, CIDER_T_RELEASE, CIDER_T_HANDOVER };
+enum cider_trace_type { CIDER_T_ACQUIRE, CIDER_T_RELEASE, CIDER_T_HANDOVER, CIDER_T_RESET };
 
 struct cider_cfg {
 	u8 mode;		/* enum cider_mode */

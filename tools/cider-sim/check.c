@@ -51,11 +51,25 @@ void sim_trace(void *priv, struct cider_client *c, u8 type, u64 key, u64 a, u64 
 				      (double)s->now / US);
 		*h = a;
 		*hc = c->id;
+		*hmap_find(&s->hold_since, key, true) = s->now;
 		break;
 	case CIDER_T_RELEASE:
 		h = hmap_find(&s->holder, key, true);
-		if (*h == a)
+		if (*h == a) {
+			u64 held = s->now - *hmap_find(&s->hold_since, key, true);
+
+			if (held > s->max_hold)
+				s->max_hold = held;
 			*h = 0;
+		}
+		break;
+	case CIDER_T_RESET:
+		s->resets++;
+		if (getenv("CIDER_SIM_DEBUG"))
+			fprintf(stderr, "reset: key %llu by client %u (qn %llx, waiting for %d) at %.3f us, word %llx epoch %llx\n",
+				(unsigned long long)key, c->id, c->qn ? (unsigned long long)c->qn->id : 0ULL,
+				c->qn ? c->qn->state : -1, (double)s->now / US,
+				(unsigned long long)a, (unsigned long long)b);
 		break;
 	case CIDER_T_HANDOVER:
 		pred = hmap_find(&s->pred, b, false);

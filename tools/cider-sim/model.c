@@ -384,6 +384,7 @@ static void start_op(struct sim *s, struct cider_client *c)
 		op == CIDER_WL_UPDATE ? CIDER_UPDATE : CIDER_DELETE;
 	o->arg = s->cur_op[c->id] + 1ULL;	/* unique per operation */
 	o->inv = s->now;
+	s->t_last_issue = s->now;
 	s->ops_issued++;
 	cider_client_start(c, o->op, o->key, o->arg, s->cur_op[c->id]);
 }

@@ -104,6 +104,8 @@ struct sim {
 	u64 nchain, capchain;
 	struct hmap holder;	/* key -> holder id (mutual exclusion) */
 	struct hmap holder_client;
+	struct hmap hold_since;
+	u64 max_hold;		/* longest lock hold seen (ps) */
 	u64 crash_at[2];
 	u32 crashes;
 	u64 violations;
@@ -111,6 +113,8 @@ struct sim {
 	FILE *history;
 	bool quiet;
 	u64 bad_change;
+	u64 resets;
+	u64 t_last_issue;
 };
 
 void sim_init_model(struct sim *s);

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests of the index words (kv.h) and qnode ids (proto.h). */
+#include "kselftest_harness.h"
+#include "proto.h"
+
+TEST(pointer_word_keeps_version_and_offset_apart)
+{
+	u64 w = cider_word(5, 0x123456789abcULL);
+
+	ASSERT_EQ(5U, cider_word_ver(w));
+	ASSERT_EQ(0x123456789abcULL, cider_word_off(w));
+	/* Versions wrap at 16; offsets never spill into them. */
+	ASSERT_EQ(0U, cider_word_ver(cider_word(16, 1)));
+	ASSERT_EQ(0U, cider_word_ver(cider_word(0, ~0ULL)));
+	ASSERT_EQ(CIDER_OFF_MASK, cider_word_off(cider_word(3, ~0ULL)));
+	ASSERT_EQ(0U, cider_word_off(cider_word(9, 0)));
+}
+
+TEST(epoch_generation_is_the_high_half)
+{
+	u64 e = 41;
+
+	e += CIDER_EPOCH_GEN;
+	ASSERT_EQ(1U, cider_epoch_gen(e));
+	e += 0xffffffffULL - 41;	/* releases do not touch the generation... */
+	ASSERT_EQ(1U, cider_epoch_gen(e));
+	e += 1;				/* ...until they wrap, after 2^32 of them */
+	ASSERT_EQ(2U, cider_epoch_gen(e));
+}
+
+TEST(qnode_ids_name_their_cn_and_slot)
+{
+	u64 id = (u64)4095 << 48 | (u64)255 << 40 | 12345;
+
+	ASSERT_EQ(4095U, cider_qid_cn(id));
+	ASSERT_EQ(255U, cider_qid_slot(id));
+	ASSERT_EQ(0U, cider_word_ver(id));	/* fits the 60-bit tail */
+}
+
+TEST_HARNESS_MAIN
