@@ -328,7 +328,8 @@ void sim_check(struct sim *s)
 		idx[i] = i;
 	sort_sim = s;
 	qsort(idx, s->nops, sizeof(u64), cmp_op_key);
-	qsort(s->chain, s->nchain, sizeof(*s->chain), cmp_ev_key);
+	if (s->nchain)	/* qsort(NULL, 0, ...) is undefined */
+		qsort(s->chain, s->nchain, sizeof(*s->chain), cmp_ev_key);
 	for (i = 0; i < s->nops; i = j) {
 		u64 key = s->ops[idx[i]].key, e0;
 
