@@ -39,6 +39,8 @@ static void usage(FILE *f)
 "                        client crashes in a lock operation), all (jitter, a\n"
 "                        client crash and a whole-CN crash); default none\n"
 "  --lease-us U          maximum lock hold time (default 50000)\n"
+"  --mn-mops R           MN NIC verb rate (default 110, SMART's ConnectX-6)\n"
+"  --atomic-ns T         time an atomic holds its 8-byte word (default 400)\n"
 "  --history FILE        every operation as a JSON line\n"
 "  --json                the report as one JSON object\n"
 "  -q, --quiet           no progress or traces on stderr\n"
@@ -84,6 +86,8 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "seed", required_argument, NULL, 's' },
 		{ "faults", required_argument, NULL, 'f' },
 		{ "lease-us", required_argument, NULL, 'L' },
+		{ "mn-mops", required_argument, NULL, 'M' },
+		{ "atomic-ns", required_argument, NULL, 'A' },
 		{ "history", required_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -158,6 +162,16 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 			if (parse_u64(optarg, 10, 10000000, &v))
 				goto bad;
 			s->p.lease_ps = v * US;
+			break;
+		case 'M':
+			if (parse_u64(optarg, 1, 10000, &v))
+				goto bad;
+			s->p.mn_mops = (double)v;
+			break;
+		case 'A':
+			if (parse_u64(optarg, 0, 100000, &v))
+				goto bad;
+			s->p.atomic_word_ps = v * NS;
 			break;
 		case 'H':
 			s->history = fopen(optarg, "w");
