@@ -239,8 +239,9 @@ static void setup(struct sim *s)
 	s->batch_done = calloc(s->nr_clients, sizeof(u64));
 	s->cur_op = calloc(s->nr_clients, sizeof(u32));
 	s->msg_last = calloc((size_t)s->nr_cns * s->nr_cns, sizeof(u64));
+	s->cn_nic_free = calloc(s->nr_cns, sizeof(u64));
 	if (!s->cns || !s->clients || !s->lwc || !s->qp_ready || !s->batch_done ||
-	    !s->cur_op || !s->msg_last) {
+	    !s->cur_op || !s->msg_last || !s->cn_nic_free) {
 		fprintf(stderr, "cider-sim: out of memory\n");
 		exit(1);
 	}
@@ -365,6 +366,7 @@ static void teardown(struct sim *s)
 	free(s->batch_done);
 	free(s->cur_op);
 	free(s->msg_last);
+	free(s->cn_nic_free);
 	free(s->heap);
 	free(s->ops);
 	free(s->chain);

@@ -258,17 +258,30 @@ static void verb_executed(struct sim *s, u32 ci, u32 i, u32 n)
 
 /* ---- the fabric the core sees ---- */
 
+/*
+ * The CN's NIC: one FIFO server at the same verb rate as the MN's, shared
+ * by the CN's clients and its agent; returns when a request leaves it.
+ */
+static u64 cn_nic(struct sim *s, u32 cn, u64 t)
+{
+	u64 *free = &s->cn_nic_free[cn];
+
+	if (*free < t)
+		*free = t;
+	*free += (u64)(1e6 / s->p.mn_mops);
+	return *free;
+}
+
 static void fab_post(void *priv, struct cider_client *c, struct cider_verb *v, unsigned int n)
 {
 	struct sim *s = priv;
-	u64 t = s->now + s->p.client_cpu_ps + s->p.net_ps;
+	u64 t = s->now + s->p.client_cpu_ps;
 	unsigned int i;
 
-	(void)v;
 	s->batch_done[c->id] = 0;
 	for (i = 0; i < n; i++) {
-		t += xfer_ps(s, v[i].op == CIDER_V_WRITE ? 16 + 8 : 8);
-		ev_push(s, t, EV_ARRIVE, c->id, i | (u64)n << 32, NULL);
+		t = cn_nic(s, c->cn->id, t) + xfer_ps(s, v[i].op == CIDER_V_WRITE ? 16 + 8 : 8);
+		ev_push(s, t + s->p.net_ps, EV_ARRIVE, c->id, i | (u64)n << 32, NULL);
 	}
 }
 
@@ -276,7 +289,7 @@ static void fab_send(void *priv, struct cider_cn *from, u32 to_cn, const struct 
 {
 	struct sim *s = priv;
 	struct cider_msg *copy = malloc(sizeof(*copy));
-	u64 t = s->now + s->p.msg_ps + s->p.msg_cpu_ps, *last;
+	u64 t = cn_nic(s, from->id, s->now) + s->p.msg_ps + s->p.msg_cpu_ps, *last;
 
 	*copy = *m;
 	if (s->jitter)

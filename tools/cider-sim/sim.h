@@ -91,6 +91,7 @@ struct sim {
 	u64 nic_free;
 	struct hmap mem, word_free, pred;
 	u64 *qp_ready, *batch_done;
+	u64 *cn_nic_free;
 	u32 *cur_op;
 	u64 *msg_last;
 	u64 preload_base, region_end;
