@@ -321,14 +321,15 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	else
 		snprintf(zipf, sizeof(zipf), "%.2f", s->theta);
 	if (json) {
-		printf("{\"mode\":\"%s\",\"local_wc\":%s,\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
+		printf("{\"mode\":\"%s\",\"local_wc\":%s,\"backoff\":\"%s\",\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
 		       "\"zipf\":%s,\"keys\":%llu,\"ops\":%llu,\"seed\":%llu,\"faults\":\"%s\","
 		       "\"model_ms\":%.3f,\"throughput_mops\":%.4f,\"p50_us\":%.2f,\"p99_us\":%.2f,"
 		       "\"mn_ops_per_op\":{\"total\":%.4f,\"read\":%.4f,\"write\":%.4f,\"cas\":%.4f,\"faa\":%.4f},"
 		       "\"cas_retries_per_update\":%.4f,\"wc_rate\":%.4f,\"wc_batch_avg\":%.3f,"
 		       "\"pessimistic_ratio\":%.4f,\"crashes\":%u,\"lock_resets\":%llu,"
 		       "\"max_hold_us\":%.1f,\"violations\":%llu}\n",
-		       s->mode_name, s->cfg.local_wc ? "true" : "false", s->nr_cns, s->nr_clients,
+		       s->mode_name, s->cfg.local_wc ? "true" : "false",
+		       s->cfg.backoff ? "on" : "off", s->nr_cns, s->nr_clients,
 		       s->workload_name, zipf, (unsigned long long)s->nr_keys,
 		       (unsigned long long)r->done, (unsigned long long)seed, s->faults, r->model_ms,
 		       r->mops, r->p50, r->p99, total / d, s->verbs[CIDER_V_READ] / d,
