@@ -10,8 +10,15 @@
 #define _CIDER_CORE_PLATFORM_H
 
 #ifdef __KERNEL__
+#include <linux/crc32c.h>
 #include <linux/types.h>
 #include <linux/string.h>
+
+/* Standard CRC-32C (Castagnoli) of @n bytes. */
+static inline u32 cider_crc32c(const void *p, size_t n)
+{
+	return ~crc32c(~0U, p, n);
+}
 #else
 #include <linux/types.h>
 #include <stdbool.h>
@@ -26,6 +33,21 @@ typedef __s64 s64;
 #ifndef fallthrough
 #define fallthrough __attribute__((__fallthrough__))
 #endif
+/* Standard CRC-32C (Castagnoli), bitwise: blocks are checked rarely. */
+static inline u32 cider_crc32c(const void *p, size_t n)
+{
+	const u8 *b = p;
+	u32 crc = ~0U;
+	int k;
+
+	while (n--) {
+		crc ^= *b++;
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78U & (0U - (crc & 1)));
+	}
+	return ~crc;
+}
+
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif

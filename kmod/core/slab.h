@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Allocation and reclamation of KV blocks on the memory node, with no MN
+ * CPU involved.
+ *
+ * Each CN claims chunks of the data area by FAA on the superblock's cursor
+ * and carves each into blocks of one size class.  The writer that unlinks
+ * a block (an UPDATE's CAS replaced it, a DELETE's CAS removed it) frees
+ * it into its CN's FIFO for that class, and the block is handed out again
+ * only after a grace period G.
+ *
+ * The reclamation rule: a reader may return a block's bytes only if, by
+ * its own clock, less than G/2 passed between issuing the READ of the
+ * pointer that led to the block and receiving the block; otherwise it
+ * retries.  The pointer still led to the block when it was read, so the
+ * block was unlinked after that, freed after that, and cannot be written
+ * again before G (by the freeing CN's clock) after that: the bytes read
+ * are the ones that were reachable.  G/2 leaves room for the two clocks
+ * to run at different rates.  The block CRC (block.h) is the second line
+ * of defence: a reader that did see a reuse sees a bad CRC or another key.
+ */
+#ifndef _CIDER_CORE_SLAB_H
+#define _CIDER_CORE_SLAB_H
+
+#include "block.h"
+
+#define CIDER_SLAB_NOW (~0ULL)	/* freed never-linked: no grace */
+
+struct cider_slab_ent {
+	u64 off;		/* block offset in the region */
+	u64 t;			/* when it was freed (ns) */
+};
+
+struct cider_slab {
+	u64 grace_ns;
+	u64 chunk_size;		/* a multiple of the largest class */
+	u64 next[CIDER_NR_CLASSES], end[CIDER_NR_CLASSES];	/* carving */
+	struct cider_slab_ent *ring;	/* cap entries per class */
+	u32 cap;
+	u32 head[CIDER_NR_CLASSES], n[CIDER_NR_CLASSES];
+	u64 claimed;		/* bytes of chunks claimed from the MN */
+	u64 live;		/* bytes of blocks handed out, not freed */
+	u64 leaked;		/* frees that found the FIFO full */
+};
+
+/* @ring: caller-provided room for @cap entries per class. */
+void cider_slab_init(struct cider_slab *s, u64 chunk_size, u64 grace_ns,
+		     struct cider_slab_ent *ring, u32 cap);
+/*
+ * A block of class @cls: 0 and *off; 1 when a new chunk is needed (claim
+ * one, pass it to cider_slab_add_chunk(), call again).
+ */
+int cider_slab_alloc(struct cider_slab *s, u32 cls, u64 now, u64 *off);
+void cider_slab_add_chunk(struct cider_slab *s, u32 cls, u64 off);
+/* Free an unlinked block; false if the FIFO was full (the block leaks). */
+bool cider_slab_free(struct cider_slab *s, u32 cls, u64 off, u64 now);
+/* Free a block that was never linked: reusable at once. */
+void cider_slab_unused(struct cider_slab *s, u32 cls, u64 off);
+
+#endif
