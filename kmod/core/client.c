@@ -62,6 +62,7 @@ bool cider_exec_write(struct cider_client *c)
 
 	PT_BEGIN(&c->pt_l1);
 	c->retries = 0;
+	c->blk = 0;
 	if (c->op == CIDER_UPDATE) {
 		cider_lwc_close(c);
 		PT_SPAWN(&c->pt_l1, cider_alloc_block(c));
@@ -85,6 +86,7 @@ bool cider_exec_write(struct cider_client *c)
 		}
 		if (!cider_word_off(c->ptr)) {
 			c->res = CIDER_RES_NOTFOUND;
+			cider_block_unused(c);
 			PT_EXIT(&c->pt_l1);
 		}
 		v_reset(c);
@@ -112,6 +114,9 @@ bool cider_exec_write(struct cider_client *c)
 			PT_YIELD(&c->pt_l1);
 		}
 	}
+	/* The replaced (or removed) block is unreachable now: recycle it. */
+	cider_block_unlinked(c, cider_word_off(c->ptr));
+	c->blk = 0;
 	c->ptr = c->cmp;
 	c->res = CIDER_RES_OK;
 	c->writer = c->op == CIDER_UPDATE ? c->wop : c->opid;
@@ -135,6 +140,7 @@ static bool cider_insert(struct cider_client *c)
 	for (;;) {
 		if (cider_word_off(c->ptr)) {
 			c->res = CIDER_RES_EXISTS;
+			cider_block_unused(c);
 			PT_EXIT(&c->pt_l1);
 		}
 		c->cmp = cider_word(cider_word_ver(c->ptr), c->blk);
@@ -148,6 +154,7 @@ static bool cider_insert(struct cider_client *c)
 		c->ptr = old;
 		v_reset(c);
 	}
+	c->blk = 0;
 	c->res = CIDER_RES_OK;
 	c->writer = c->opid;
 	PT_END(&c->pt_l1);
@@ -175,6 +182,7 @@ static bool cider_op_run(struct cider_client *c)
 again:
 	c->restart = false;
 	c->ptr_hint = false;
+	c->nf_at_read = false;
 	c->res = CIDER_RES_NONE;
 	c->batch = 1;
 	c->wval = c->val;
@@ -196,6 +204,7 @@ again:
 		}
 	}
 
+	c->t0 = cider_now(c);
 	v_reset(c);
 	v_read(c, cider_ptr_addr(cfg, c->key), 8);
 	cider_post(c);
@@ -211,6 +220,14 @@ again:
 		v_read(c, cider_word_off(c->ptr), 16);
 		cider_post(c);
 		PT_YIELD(&c->pt_op);
+		/*
+		 * The reclamation rule (slab.h): bytes read more than half a
+		 * grace period after the pointer may be a reused block's.
+		 */
+		if (cider_now(c) - c->t0 > cfg->grace_ns / 2) {
+			c->read_retries++;
+			goto again;
+		}
 		c->got = c->v[0].data[1];
 		c->res = c->v[0].data[0] == c->key ? CIDER_RES_OK : CIDER_RES_NONE;
 		goto done;
@@ -221,6 +238,7 @@ again:
 	}
 	if (!cider_word_off(c->ptr)) {
 		c->res = CIDER_RES_NOTFOUND;
+		c->nf_at_read = true;
 		goto done;
 	}
 	c->pess = cider_pessimistic(c);
@@ -336,7 +354,8 @@ void cider_client_crash(struct cider_client *c)
 
 void cider_cn_init(struct cider_cn *cn, u32 id, const struct cider_cfg *cfg,
 		   struct cider_fabric *fab, struct cider_client *clients,
-		   struct cider_lwc *lwc, u32 nr_lwc)
+		   struct cider_lwc *lwc, u32 nr_lwc,
+		   struct cider_slab_ent *ring, u32 ring_cap)
 {
 	u32 i;
 
@@ -349,6 +368,8 @@ void cider_cn_init(struct cider_cn *cn, u32 id, const struct cider_cfg *cfg,
 	cn->nr_lwc = nr_lwc;
 	memset(lwc, 0, sizeof(*lwc) * nr_lwc);
 	cider_backoff_init(&cn->backoff, cfg->backoff_t0_ns, 10, 1000000, 0);
+	cider_slab_init(&cn->slab, CIDER_BLOCK_SIZE, 1, cfg->chunk_size, cfg->grace_ns,
+			ring, ring_cap);
 	for (i = 0; i < cfg->clients_per_cn; i++) {
 		memset(&clients[i], 0, sizeof(clients[i]));
 		clients[i].id = id * cfg->clients_per_cn + i;

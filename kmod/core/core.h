@@ -80,6 +80,8 @@ void cider_wake(struct cider_client *c);
 
 /* alloc.c */
 bool cider_alloc_block(struct cider_client *c);
+void cider_block_unlinked(struct cider_client *c, u64 off);
+void cider_block_unused(struct cider_client *c);
 
 /* lockqueue.c */
 struct cider_qnode *cider_qnode_get(struct cider_cn *cn, u64 id);

@@ -38,6 +38,7 @@ bool cider_lwc_join(struct cider_client *c)
 	c->lw = lw;
 	if (!lw)
 		return false;
+	c->join_t = cider_now(c);
 	if (lw->combiner < 0) {
 		lw->combiner = (s32)c->index;
 		lw->open = true;
@@ -85,7 +86,12 @@ static void cider_lwc_wake_all(struct cider_cn *cn, u64 mask, const struct cider
 
 		if (!(mask & 1))
 			continue;
-		if (by) {
+		/*
+		 * "Not found" was decided by the combiner's first READ: it
+		 * cannot answer for a member that arrived after that READ,
+		 * which starts over on its own instead.
+		 */
+		if (by && !(by->nf_at_read && m->join_t >= by->t0)) {
 			m->res = by->res;
 			m->writer = by->writer;
 			m->st.combined++;

@@ -15,6 +15,7 @@
 
 #include "backoff.h"
 #include "kv.h"
+#include "slab.h"
 
 enum cider_mode { CIDER_MODE_OSYNC, CIDER_MODE_CASLOCK, CIDER_MODE_MCS, CIDER_MODE_CIDER };
 
@@ -68,6 +69,7 @@ struct cider_cfg {
 	u64 chunk_size;
 	u64 data_size_limit;	/* bytes of the data area */
 	u64 lease_ns;		/* maximum lock hold time */
+	u64 grace_ns;		/* block reuse grace period (slab.h) */
 	u64 backoff_t0_ns;
 	u32 initial_credit;	/* Algorithm 1: 36 */
 	u32 hotness;		/* Algorithm 1: 2 */
@@ -148,7 +150,7 @@ struct cider_cn {
 	struct cider_client *clients;
 	struct cider_qnode q[CIDER_QNODES_PER_CN];
 	u64 qseq;
-	u64 chunk_next, chunk_end;	/* allocation from the claimed chunk */
+	struct cider_slab slab;		/* this CN's KV blocks */
 	struct cider_hot hot[CIDER_HOT_SLOTS];
 	struct cider_lwc *lwc;
 	u32 nr_lwc;
@@ -193,15 +195,19 @@ struct cider_client {
 	struct cider_qnode *qn;
 	bool restart;
 	bool ptr_hint;		/* c->ptr came from another client */
+	bool nf_at_read;	/* "not found" decided by the first READ */
+	u64 join_t;		/* when it joined a local WC batch */
 	struct cider_lwc *lw;
 	bool lw_member;
 	struct cider_client_stats st;
+	u32 read_retries;	/* SEARCHes redone by the grace rule */
 };
 
 /* core API */
 void cider_cn_init(struct cider_cn *cn, u32 id, const struct cider_cfg *cfg,
 		   struct cider_fabric *fab, struct cider_client *clients,
-		   struct cider_lwc *lwc, u32 nr_lwc);
+		   struct cider_lwc *lwc, u32 nr_lwc,
+		   struct cider_slab_ent *ring, u32 ring_cap);
 void cider_client_start(struct cider_client *c, u8 op, u64 key, u64 val, u32 opid);
 void cider_client_resume(struct cider_client *c);
 void cider_client_timer(struct cider_client *c, u32 token);

@@ -2,14 +2,21 @@
 /* KV block allocation with grace-period reclamation; see slab.h. */
 #include "slab.h"
 
-void cider_slab_init(struct cider_slab *s, u64 chunk_size, u64 grace_ns,
-		     struct cider_slab_ent *ring, u32 cap)
+void cider_slab_init(struct cider_slab *s, u32 unit, u32 nr_cls, u64 chunk_size,
+		     u64 grace_ns, struct cider_slab_ent *ring, u32 cap)
 {
 	memset(s, 0, sizeof(*s));
+	s->unit = unit;
+	s->nr_cls = nr_cls < CIDER_NR_CLASSES ? nr_cls : CIDER_NR_CLASSES;
 	s->chunk_size = chunk_size;
 	s->grace_ns = grace_ns;
 	s->ring = ring;
 	s->cap = cap;
+}
+
+static u64 cider_slab_size(const struct cider_slab *s, u32 cls)
+{
+	return (u64)s->unit << cls;
 }
 
 static struct cider_slab_ent *cider_slab_at(struct cider_slab *s, u32 cls, u32 i)
@@ -19,7 +26,7 @@ static struct cider_slab_ent *cider_slab_at(struct cider_slab *s, u32 cls, u32 i
 
 int cider_slab_alloc(struct cider_slab *s, u32 cls, u64 now, u64 *off)
 {
-	u64 size = cider_class_size(cls);
+	u64 size = cider_slab_size(s, cls);
 	struct cider_slab_ent *e;
 
 	/* The oldest freed block first, once its grace period is over. */
@@ -52,9 +59,9 @@ bool cider_slab_free(struct cider_slab *s, u32 cls, u64 off, u64 now)
 {
 	struct cider_slab_ent *e;
 
-	s->live -= cider_class_size(cls);
+	s->live -= cider_slab_size(s, cls);
 	if (s->n[cls] == s->cap) {
-		s->leaked += cider_class_size(cls);
+		s->leaked += cider_slab_size(s, cls);
 		return false;
 	}
 	e = cider_slab_at(s, cls, s->n[cls]++);
@@ -67,9 +74,9 @@ void cider_slab_unused(struct cider_slab *s, u32 cls, u64 off)
 {
 	struct cider_slab_ent *e;
 
-	s->live -= cider_class_size(cls);
+	s->live -= cider_slab_size(s, cls);
 	if (s->n[cls] == s->cap) {
-		s->leaked += cider_class_size(cls);
+		s->leaked += cider_slab_size(s, cls);
 		return;
 	}
 	/* Nobody can hold a pointer to it: back at the head, no grace. */

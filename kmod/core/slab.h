@@ -32,6 +32,8 @@ struct cider_slab_ent {
 };
 
 struct cider_slab {
+	u32 unit;		/* size of class 0; class c is unit << c */
+	u32 nr_cls;
 	u64 grace_ns;
 	u64 chunk_size;		/* a multiple of the largest class */
 	u64 next[CIDER_NR_CLASSES], end[CIDER_NR_CLASSES];	/* carving */
@@ -43,9 +45,9 @@ struct cider_slab {
 	u64 leaked;		/* frees that found the FIFO full */
 };
 
-/* @ring: caller-provided room for @cap entries per class. */
-void cider_slab_init(struct cider_slab *s, u64 chunk_size, u64 grace_ns,
-		     struct cider_slab_ent *ring, u32 cap);
+/* @ring: caller-provided room for @cap entries for each of @nr_cls classes. */
+void cider_slab_init(struct cider_slab *s, u32 unit, u32 nr_cls, u64 chunk_size,
+		     u64 grace_ns, struct cider_slab_ent *ring, u32 cap);
 /*
  * A block of class @cls: 0 and *off; 1 when a new chunk is needed (claim
  * one, pass it to cider_slab_add_chunk(), call again).

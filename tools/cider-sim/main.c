@@ -39,9 +39,13 @@ static void usage(FILE *f)
 "                        client crashes in a lock operation), all (jitter, a\n"
 "                        client crash and a whole-CN crash); default none\n"
 "  --lease-us U          maximum lock hold time (default 50000)\n"
+"  --grace-us U          KV block reuse grace period (default 100)\n"
 "  --mn-mops R           MN NIC verb rate (default 110, SMART's ConnectX-6)\n"
 "  --atomic-ns T         time an atomic holds its 8-byte word (default 400)\n"
 "  --history FILE        every operation as a JSON line\n"
+"  --steady-memory       also check that MN memory stops growing: the second\n"
+"                        half of the run may claim at most 25%% more than\n"
+"                        the first, plus one chunk per CN\n"
 "  --json                the report as one JSON object\n"
 "  -q, --quiet           no progress or traces on stderr\n"
 "  -h, --help            this text\n");
@@ -87,8 +91,10 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "faults", required_argument, NULL, 'f' },
 		{ "lease-us", required_argument, NULL, 'L' },
 		{ "mn-mops", required_argument, NULL, 'M' },
+		{ "grace-us", required_argument, NULL, 'G' },
 		{ "atomic-ns", required_argument, NULL, 'A' },
 		{ "history", required_argument, NULL, 'H' },
+		{ "steady-memory", no_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -163,6 +169,11 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 				goto bad;
 			s->p.lease_ps = v * US;
 			break;
+		case 'G':
+			if (parse_u64(optarg, 1, 10000000, &v))
+				goto bad;
+			s->p.grace_ps = v * US;
+			break;
 		case 'M':
 			if (parse_u64(optarg, 1, 10000, &v))
 				goto bad;
@@ -180,6 +191,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 				return 1;
 			}
 			break;
+		case 'S': s->steady_memory = true; break;
 		case 'j': *json = true; break;
 		case 'q': s->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -221,6 +233,9 @@ static void setup(struct sim *s)
 					cfg->chunk_size);
 	cfg->alloc_cursor = offsetof(struct cider_mn_sb, alloc_cursor);
 	cfg->lease_ns = s->p.lease_ps / NS;
+	cfg->grace_ns = s->p.grace_ps / NS;
+	s->p.preempt_ps = 4 * s->p.grace_ps < s->p.lease_ps / 10 ? 4 * s->p.grace_ps :
+			  s->p.lease_ps / 10;
 	cfg->backoff_t0_ns = 4000;		/* SMART: 4096 cycles, ~one RTT */
 	cfg->initial_credit = 36;		/* CIDER Algorithm 1 */
 	cfg->hotness = 2;
@@ -235,20 +250,21 @@ static void setup(struct sim *s)
 	s->cns = calloc(s->nr_cns, sizeof(*s->cns));
 	s->clients = calloc(s->nr_clients, sizeof(*s->clients));
 	s->lwc = calloc((size_t)s->nr_clients, sizeof(*s->lwc));
+	s->ring = calloc((size_t)s->nr_cns * SIM_RING, sizeof(*s->ring));
 	s->qp_ready = calloc(s->nr_clients, sizeof(u64));
 	s->batch_done = calloc(s->nr_clients, sizeof(u64));
 	s->cur_op = calloc(s->nr_clients, sizeof(u32));
 	s->msg_last = calloc((size_t)s->nr_cns * s->nr_cns, sizeof(u64));
 	s->cn_nic_free = calloc(s->nr_cns, sizeof(u64));
 	if (!s->cns || !s->clients || !s->lwc || !s->qp_ready || !s->batch_done ||
-	    !s->cur_op || !s->msg_last || !s->cn_nic_free) {
+	    !s->cur_op || !s->msg_last || !s->cn_nic_free || !s->ring) {
 		fprintf(stderr, "cider-sim: out of memory\n");
 		exit(1);
 	}
 	sim_init_model(s);
 	for (i = 0; i < s->nr_cns; i++)
 		cider_cn_init(&s->cns[i], i, cfg, &s->fab, &s->clients[i * s->cpc],
-			      &s->lwc[i * s->cpc], s->cpc);
+			      &s->lwc[i * s->cpc], s->cpc, &s->ring[(u64)i * SIM_RING], SIM_RING);
 	s->jitter = !strcmp(s->faults, "jitter") || !strcmp(s->faults, "all");
 	if (!strcmp(s->faults, "crash") || !strcmp(s->faults, "all"))
 		s->crash_at[0] = s->ops_target / 5;
@@ -265,7 +281,7 @@ static int cmp_u64(const void *a, const void *b)
 
 struct report {
 	double mops, p50, p99, model_ms;
-	u64 done, updates, pess, combined, installers, cas_fail;
+	u64 done, updates, pess, combined, installers, cas_fail, read_retries;
 };
 
 static void summarize(struct sim *s, struct report *r)
@@ -293,8 +309,10 @@ static void summarize(struct sim *s, struct report *r)
 				r->installers++;
 		}
 	}
-	for (i = 0; i < s->nr_clients; i++)
+	for (i = 0; i < s->nr_clients; i++) {
 		r->cas_fail += s->clients[i].st.cas_fail;
+		r->read_retries += s->clients[i].read_retries;
+	}
 	qsort(lat, n, sizeof(u64), cmp_u64);
 	r->done = n;
 	r->model_ms = (double)t_end / MS;
@@ -327,7 +345,8 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       "\"mn_ops_per_op\":{\"total\":%.4f,\"read\":%.4f,\"write\":%.4f,\"cas\":%.4f,\"faa\":%.4f},"
 		       "\"cas_retries_per_update\":%.4f,\"wc_rate\":%.4f,\"wc_batch_avg\":%.3f,"
 		       "\"pessimistic_ratio\":%.4f,\"crashes\":%u,\"lock_resets\":%llu,"
-		       "\"max_hold_us\":%.1f,\"violations\":%llu}\n",
+		       "\"max_hold_us\":%.1f,\"read_retries\":%llu,\"mn_bytes_in_use\":%llu,"
+		       "\"mn_bytes_peak\":%llu,\"mn_bytes_claimed\":%llu,\"violations\":%llu}\n",
 		       s->mode_name, s->cfg.local_wc ? "true" : "false",
 		       s->cfg.backoff ? "on" : "off", s->nr_cns, s->nr_clients,
 		       s->workload_name, zipf, (unsigned long long)s->nr_keys,
@@ -337,7 +356,9 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       s->verbs[CIDER_V_FAA] / d, r->cas_fail / u, r->combined / u,
 		       r->installers ? (double)(r->combined + r->installers) / r->installers : 0,
 		       r->pess / u, s->crashes, (unsigned long long)s->resets,
-		       (double)s->max_hold / US, (unsigned long long)s->violations);
+		       (double)s->max_hold / US, (unsigned long long)r->read_retries,
+		       (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
+		       (unsigned long long)s->mem_claimed, (unsigned long long)s->violations);
 		return;
 	}
 	printf("%s%s: %u CNs x %u clients, workload %s, zipf %s, %llu keys, seed %llu, faults %s\n",
@@ -352,6 +373,9 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	       r->cas_fail / u, r->combined / u,
 	       r->installers ? (double)(r->combined + r->installers) / r->installers : 0,
 	       r->pess / u);
+	printf("  MN memory: %llu bytes of blocks in use (peak %llu), %llu claimed; %llu SEARCHes re-read\n",
+	       (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
+	       (unsigned long long)s->mem_claimed, (unsigned long long)r->read_retries);
 	printf("  lock resets %llu, longest lock hold %.1f us, crashes %u\n",
 	       (unsigned long long)s->resets, (double)s->max_hold / US, s->crashes);
 	printf("  violations: %llu%s%s\n", (unsigned long long)s->violations,
@@ -363,6 +387,7 @@ static void teardown(struct sim *s)
 	free(s->cns);
 	free(s->clients);
 	free(s->lwc);
+	free(s->ring);
 	free(s->qp_ready);
 	free(s->batch_done);
 	free(s->cur_op);
@@ -406,6 +431,7 @@ int main(int argc, char **argv)
 		.client_cpu_ps = 150 * NS,
 		.jitter_ps = 4 * US,
 		.lease_ps = 50 * MS,		/* ShiftLock: 1000 ms; see simulator.rst */
+		.grace_ps = 100 * US,		/* block reuse; reads take ~5 us */
 	};
 	ret = parse_args(&s, argc, argv, &seed, &json);
 	if (ret)
@@ -419,6 +445,11 @@ int main(int argc, char **argv)
 	setup(&s);
 	sim_run(&s);
 	sim_check(&s);
+	if (s.steady_memory && s.mem_claimed > s.mem_claimed_half * 5 / 4 +
+	    (u64)s.nr_cns * s.cfg.chunk_size)
+		sim_violation(&s, "MN memory kept growing: %llu bytes claimed at half-time, %llu at the end",
+			      (unsigned long long)s.mem_claimed_half,
+			      (unsigned long long)s.mem_claimed);
 	summarize(&s, &r);
 	print_report(&s, &r, seed, json);
 	if (s.violations && !s.quiet)

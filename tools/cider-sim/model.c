@@ -251,9 +251,21 @@ static void verb_arrive(struct sim *s, u32 ci, u64 b)
 /* Executed verb @i of @n: the last one completes the batch. */
 static void verb_executed(struct sim *s, u32 ci, u32 i, u32 n)
 {
+	u64 t = s->batch_done[ci];
+
 	verb_exec(s, ci, i);
-	if (i == n - 1)
-		ev_push(s, s->batch_done[ci], EV_DONE, ci, 0, NULL);
+	if (i != n - 1)
+		return;
+	/*
+	 * With jitter, one completion in a hundred reaches a client that was
+	 * preempted: it runs again up to four grace periods later (at most a
+	 * tenth of the lease: a lock holder must stay within its lease).  That is
+	 * what makes a reader hold a stale pointer long enough for the block
+	 * to be reused.
+	 */
+	if (s->jitter && cider_rng_next(&s->frng) % 100 == 0)
+		t += cider_rng_next(&s->frng) % (s->p.preempt_ps + 1);
+	ev_push(s, t, EV_DONE, ci, 0, NULL);
 }
 
 /* ---- the fabric the core sees ---- */
@@ -340,6 +352,24 @@ void history_write(struct sim *s, const struct op_rec *o)
 		o->resp ? (unsigned long long)(o->resp / NS) : 0ULL, o->writer);
 }
 
+/* MN memory: blocks handed out (in use) and chunks claimed, over time. */
+static void sample_memory(struct sim *s)
+{
+	u64 live = 0, claimed = 0;
+	u32 i;
+
+	for (i = 0; i < s->nr_cns; i++) {
+		live += s->cns[i].slab.live;
+		claimed += s->cns[i].slab.claimed;
+	}
+	s->mem_live = live;
+	s->mem_claimed = claimed;
+	if (live > s->mem_peak)
+		s->mem_peak = live;
+	if (s->ops_done == s->ops_target / 2)
+		s->mem_claimed_half = claimed;
+}
+
 static void fab_done(void *priv, struct cider_client *c)
 {
 	struct sim *s = priv;
@@ -359,6 +389,7 @@ static void fab_done(void *priv, struct cider_client *c)
 			      s->cur_op[c->id], c->id, (unsigned long long)o->key,
 			      (double)(o->resp - o->inv) / US);
 	s->ops_done++;
+	sample_memory(s);
 	ev_push(s, s->now, EV_START, c->id, 0, NULL);
 }
 

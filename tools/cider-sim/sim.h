@@ -17,6 +17,7 @@
 #define NS 1000ULL
 #define US (1000 * NS)
 #define MS (1000 * US)
+#define SIM_RING 16384		/* grace FIFO entries per CN */
 
 /* Every figure of the model; Documentation/simulator.rst gives sources. */
 struct sim_params {
@@ -29,6 +30,8 @@ struct sim_params {
 	u64 client_cpu_ps;	/* client work per verb batch */
 	u64 jitter_ps;		/* extra message delay with --faults jitter */
 	u64 lease_ps;		/* maximum lock hold time */
+	u64 grace_ps;		/* KV block reuse grace period */
+	u64 preempt_ps;		/* longest client pause with jitter */
 	u64 bound_ps;		/* every operation must finish within this */
 };
 
@@ -82,6 +85,7 @@ struct sim {
 	struct cider_cn *cns;
 	struct cider_client *clients;
 	struct cider_lwc *lwc;
+	struct cider_slab_ent *ring;	/* the CNs' reclamation FIFOs */
 	struct cider_fabric fab;
 
 	struct event *heap;
@@ -115,6 +119,8 @@ struct sim {
 	bool quiet;
 	u64 bad_change;
 	u64 resets;
+	u64 mem_live, mem_peak, mem_claimed, mem_claimed_half;
+	bool steady_memory;	/* check: claiming stops once reuse starts */
 	u64 t_last_issue;
 };
 

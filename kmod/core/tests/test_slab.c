@@ -13,7 +13,7 @@ FIXTURE(slab) {
 
 FIXTURE_SETUP(slab)
 {
-	cider_slab_init(&self->s, CHUNK, GRACE, self->ring, 4);
+	cider_slab_init(&self->s, CIDER_CLASS_MIN, CIDER_NR_CLASSES, CHUNK, GRACE, self->ring, 4);
 }
 
 FIXTURE_TEARDOWN(slab)
