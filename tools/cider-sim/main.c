@@ -43,6 +43,7 @@ static void usage(FILE *f)
 "  --mn-mops R           MN NIC verb rate (default 110, SMART's ConnectX-6)\n"
 "  --atomic-ns T         time an atomic holds its 8-byte word (default 400)\n"
 "  --history FILE        every operation as a JSON line\n"
+"  --data-kb N           size the MN's data area (default: room for every write)\n"
 "  --steady-memory       also check that MN memory stops growing: the second\n"
 "                        half of the run may claim at most 25%% more than\n"
 "                        the first, plus one chunk per CN\n"
@@ -95,6 +96,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "atomic-ns", required_argument, NULL, 'A' },
 		{ "history", required_argument, NULL, 'H' },
 		{ "steady-memory", no_argument, NULL, 'S' },
+		{ "data-kb", required_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -192,6 +194,10 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 			}
 			break;
 		case 'S': s->steady_memory = true; break;
+		case 'D':
+			if (parse_u64(optarg, 64, 1ULL << 32, &s->data_kb))
+				goto bad;
+			break;
 		case 'j': *json = true; break;
 		case 'q': s->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -229,7 +235,8 @@ static void setup(struct sim *s)
 	cfg->lock_off = align_up(cfg->index_off + 8 * s->nr_keys, CIDER_MN_ALIGN);
 	cfg->chunk_size = 64 << 10;
 	cfg->data_off = align_up(cfg->lock_off + 16 * s->nr_keys, cfg->chunk_size);
-	cfg->data_size_limit = align_up(s->ops_target * 64 + (u64)s->nr_cns * cfg->chunk_size * 8,
+	cfg->data_size_limit = s->data_kb ? align_up(s->data_kb << 10, cfg->chunk_size) :
+			       align_up(s->ops_target * 64 + (u64)s->nr_cns * cfg->chunk_size * 8,
 					cfg->chunk_size);
 	cfg->alloc_cursor = offsetof(struct cider_mn_sb, alloc_cursor);
 	cfg->lease_ns = s->p.lease_ps / NS;
@@ -281,7 +288,7 @@ static int cmp_u64(const void *a, const void *b)
 
 struct report {
 	double mops, p50, p99, model_ms;
-	u64 done, updates, pess, combined, installers, cas_fail, read_retries;
+	u64 done, updates, pess, combined, installers, cas_fail, read_retries, nospc;
 };
 
 static void summarize(struct sim *s, struct report *r)
@@ -296,6 +303,7 @@ static void summarize(struct sim *s, struct report *r)
 		if (o->pending || !o->resp)
 			continue;
 		lat[n++] = o->resp - o->inv;
+		r->nospc += o->res == CIDER_RES_NOSPC;
 		if (o->resp > t_end)
 			t_end = o->resp;
 		steady += o->resp <= s->t_last_issue;
@@ -328,6 +336,17 @@ static void summarize(struct sim *s, struct report *r)
 	hmap_free(&cover);
 }
 
+/* Frees that found a reclamation FIFO full: nothing may vanish unseen. */
+static u64 leaked(const struct sim *s)
+{
+	u64 n = 0;
+	u32 i;
+
+	for (i = 0; i < s->nr_cns; i++)
+		n += s->cns[i].slab.leaked;
+	return n;
+}
+
 static void print_report(struct sim *s, const struct report *r, u64 seed, bool json)
 {
 	u64 total = s->verbs[0] + s->verbs[1] + s->verbs[2] + s->verbs[3];
@@ -346,7 +365,8 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       "\"cas_retries_per_update\":%.4f,\"wc_rate\":%.4f,\"wc_batch_avg\":%.3f,"
 		       "\"pessimistic_ratio\":%.4f,\"crashes\":%u,\"lock_resets\":%llu,"
 		       "\"max_hold_us\":%.1f,\"read_retries\":%llu,\"mn_bytes_in_use\":%llu,"
-		       "\"mn_bytes_peak\":%llu,\"mn_bytes_claimed\":%llu,\"violations\":%llu}\n",
+		       "\"mn_bytes_peak\":%llu,\"mn_bytes_claimed\":%llu,\"mn_bytes_leaked\":%llu,"
+		       "\"nospc\":%llu,\"violations\":%llu}\n",
 		       s->mode_name, s->cfg.local_wc ? "true" : "false",
 		       s->cfg.backoff ? "on" : "off", s->nr_cns, s->nr_clients,
 		       s->workload_name, zipf, (unsigned long long)s->nr_keys,
@@ -358,7 +378,8 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       r->pess / u, s->crashes, (unsigned long long)s->resets,
 		       (double)s->max_hold / US, (unsigned long long)r->read_retries,
 		       (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
-		       (unsigned long long)s->mem_claimed, (unsigned long long)s->violations);
+		       (unsigned long long)s->mem_claimed, (unsigned long long)leaked(s),
+		       (unsigned long long)r->nospc, (unsigned long long)s->violations);
 		return;
 	}
 	printf("%s%s: %u CNs x %u clients, workload %s, zipf %s, %llu keys, seed %llu, faults %s\n",
@@ -373,9 +394,10 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	       r->cas_fail / u, r->combined / u,
 	       r->installers ? (double)(r->combined + r->installers) / r->installers : 0,
 	       r->pess / u);
-	printf("  MN memory: %llu bytes of blocks in use (peak %llu), %llu claimed; %llu SEARCHes re-read\n",
+	printf("  MN memory: %llu bytes of blocks in use (peak %llu), %llu claimed, %llu leaked; %llu SEARCHes re-read, %llu writes refused for space\n",
 	       (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
-	       (unsigned long long)s->mem_claimed, (unsigned long long)r->read_retries);
+	       (unsigned long long)s->mem_claimed, (unsigned long long)leaked(s),
+	       (unsigned long long)r->read_retries, (unsigned long long)r->nospc);
 	printf("  lock resets %llu, longest lock hold %.1f us, crashes %u\n",
 	       (unsigned long long)s->resets, (double)s->max_hold / US, s->crashes);
 	printf("  violations: %llu%s%s\n", (unsigned long long)s->violations,

@@ -121,6 +121,7 @@ struct sim {
 	u64 resets;
 	u64 mem_live, mem_peak, mem_claimed, mem_claimed_half;
 	bool steady_memory;	/* check: claiming stops once reuse starts */
+	u64 data_kb;		/* --data-kb: the MN's data area, 0: ample */
 	u64 t_last_issue;
 };
 
