@@ -44,6 +44,8 @@ static void usage(FILE *f)
 "  --atomic-ns T         time an atomic holds its 8-byte word (default 400)\n"
 "  --history FILE        every operation as a JSON line\n"
 "  --data-kb N           size the MN's data area (default: room for every write)\n"
+"  --initial-credit C    Algorithm 1's INITIAL_CREDIT (default 36)\n"
+"  --hotness H           Algorithm 1's HOTNESS_THRESHOLD (default 2)\n"
 "  --steady-memory       also check that MN memory stops growing: the second\n"
 "                        half of the run may claim at most 25%% more than\n"
 "                        the first, plus one chunk per CN\n"
@@ -97,6 +99,8 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "history", required_argument, NULL, 'H' },
 		{ "steady-memory", no_argument, NULL, 'S' },
 		{ "data-kb", required_argument, NULL, 'D' },
+		{ "initial-credit", required_argument, NULL, 'I' },
+		{ "hotness", required_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -198,6 +202,16 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 			if (parse_u64(optarg, 64, 1ULL << 32, &s->data_kb))
 				goto bad;
 			break;
+		case 'I':
+			if (parse_u64(optarg, 1, 1000000, &v))
+				goto bad;
+			s->initial_credit = (u32)v;
+			break;
+		case 'T':
+			if (parse_u64(optarg, 1, 1000, &v))
+				goto bad;
+			s->hotness = (u32)v;
+			break;
 		case 'j': *json = true; break;
 		case 'q': s->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -244,8 +258,8 @@ static void setup(struct sim *s)
 	s->p.preempt_ps = 4 * s->p.grace_ps < s->p.lease_ps / 10 ? 4 * s->p.grace_ps :
 			  s->p.lease_ps / 10;
 	cfg->backoff_t0_ns = 4000;		/* SMART: 4096 cycles, ~one RTT */
-	cfg->initial_credit = 36;		/* CIDER Algorithm 1 */
-	cfg->hotness = 2;
+	cfg->initial_credit = s->initial_credit;	/* CIDER Algorithm 1: 36 */
+	cfg->hotness = s->hotness;			/* 2 */
 	cfg->aimd = 2;
 	s->preload_base = cfg->data_off + cfg->data_size_limit;
 	/*
@@ -358,7 +372,8 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	else
 		snprintf(zipf, sizeof(zipf), "%.2f", s->theta);
 	if (json) {
-		printf("{\"mode\":\"%s\",\"local_wc\":%s,\"backoff\":\"%s\",\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
+		printf("{\"mode\":\"%s\",\"local_wc\":%s,\"backoff\":\"%s\",\"hotness\":%u,"
+		       "\"initial_credit\":%u,\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
 		       "\"zipf\":%s,\"keys\":%llu,\"ops\":%llu,\"seed\":%llu,\"faults\":\"%s\","
 		       "\"model_ms\":%.3f,\"throughput_mops\":%.4f,\"p50_us\":%.2f,\"p99_us\":%.2f,"
 		       "\"mn_ops_per_op\":{\"total\":%.4f,\"read\":%.4f,\"write\":%.4f,\"cas\":%.4f,\"faa\":%.4f},"
@@ -368,7 +383,8 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       "\"mn_bytes_peak\":%llu,\"mn_bytes_claimed\":%llu,\"mn_bytes_leaked\":%llu,"
 		       "\"nospc\":%llu,\"violations\":%llu}\n",
 		       s->mode_name, s->cfg.local_wc ? "true" : "false",
-		       s->cfg.backoff ? "on" : "off", s->nr_cns, s->nr_clients,
+		       s->cfg.backoff ? "on" : "off", s->cfg.hotness, s->cfg.initial_credit,
+		       s->nr_cns, s->nr_clients,
 		       s->workload_name, zipf, (unsigned long long)s->nr_keys,
 		       (unsigned long long)r->done, (unsigned long long)seed, s->faults, r->model_ms,
 		       r->mops, r->p50, r->p99, total / d, s->verbs[CIDER_V_READ] / d,
@@ -441,6 +457,8 @@ int main(int argc, char **argv)
 	s.theta = 0.99;
 	s.faults = "none";
 	s.cfg.backoff = true;
+	s.initial_credit = 36;
+	s.hotness = 2;
 	cider_workload_get("a", &s.wl);
 	s.workload_name = s.wl.name;
 	s.p = (struct sim_params) {

@@ -122,6 +122,7 @@ struct sim {
 	u64 mem_live, mem_peak, mem_claimed, mem_claimed_half;
 	bool steady_memory;	/* check: claiming stops once reuse starts */
 	u64 data_kb;		/* --data-kb: the MN's data area, 0: ample */
+	u32 initial_credit, hotness;	/* Algorithm 1 parameters */
 	u64 t_last_issue;
 };
 
