@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KV blocks for the pointer array (16 bytes, one class) from the CN's
+ * KV blocks (one class: cfg->block_size, 16 bytes for the pointer array,
+ * 64 for the hash index, whose slots count 64-byte units) from the CN's
  * slab (slab.h): recycled blocks once their grace period is over, else
  * carved from chunks claimed by FAA on the superblock's cursor.  The MN's
  * CPU never takes part.

@@ -50,6 +50,17 @@ void cider_client_timer(struct cider_client *c, u32 token)
 }
 
 /*
+ * Does hash slot word @w still hold this client's key?  Keys leave a slot
+ * only by DELETE, which advances its version; UPDATEs keep version and
+ * fingerprint.
+ */
+static bool cider_slot_is(const struct cider_client *c, u64 w)
+{
+	return !cider_slot_empty(w) && cider_slot_fp(w) == c->fp &&
+	       cider_slot_ver(w) == c->lver;
+}
+
+/*
  * Sub-protothread: install c->wval (UPDATE) or empty the key (DELETE) by
  * CAS on the data pointer, starting from c->ptr and following whatever
  * optimistic writers leave there.  c->retries counts the failed CASes.
@@ -72,19 +83,25 @@ bool cider_exec_write(struct cider_client *c)
 		}
 	}
 	for (;;) {
-		if (!cider_word_off(c->ptr) && c->ptr_hint) {
+		if (!w_off(c, c->ptr) && c->ptr_hint) {
 			/*
 			 * A hint (from the queue) may seed a CAS but never decide
 			 * "absent": INSERTs are optimistic and take no lock.
 			 */
 			c->ptr_hint = false;
 			v_reset(c);
-			v_read(c, cider_ptr_addr(cfg, c->key), 8);
+			v_read(c, c->paddr, 8);
 			cider_post(c);
 			PT_YIELD(&c->pt_l1);
 			c->ptr = c->v[0].data[0];
 		}
-		if (!cider_word_off(c->ptr)) {
+		if (cider_hashed(c) && !cider_slot_is(c, c->ptr)) {
+			/* The slot no longer holds this key: find it again. */
+			c->relocate = true;
+			cider_block_unused(c);
+			PT_EXIT(&c->pt_l1);
+		}
+		if (!w_off(c, c->ptr)) {
 			c->res = CIDER_RES_NOTFOUND;
 			cider_block_unused(c);
 			PT_EXIT(&c->pt_l1);
@@ -93,11 +110,11 @@ bool cider_exec_write(struct cider_client *c)
 		if (c->op == CIDER_UPDATE) {
 			if (!c->retries)
 				v_write(c, c->blk, c->key, c->wval);
-			c->cmp = cider_word(cider_word_ver(c->ptr), c->blk);
+			c->cmp = w_make(c, w_ver(c, c->ptr), c->blk);
 		} else {
-			c->cmp = cider_word(cider_word_ver(c->ptr) + 1, 0);
+			c->cmp = w_make(c, w_ver(c, c->ptr) + 1, 0);
 		}
-		v_cas(c, cider_ptr_addr(cfg, c->key), c->ptr, c->cmp);
+		v_cas(c, c->paddr, c->ptr, c->cmp);
 		cider_post(c);
 		PT_YIELD(&c->pt_l1);
 		old = c->v[c->nv - 1].old;
@@ -115,7 +132,7 @@ bool cider_exec_write(struct cider_client *c)
 		}
 	}
 	/* The replaced (or removed) block is unreachable now: recycle it. */
-	cider_block_unlinked(c, cider_word_off(c->ptr));
+	cider_block_unlinked(c, w_off(c, c->ptr));
 	c->blk = 0;
 	c->ptr = c->cmp;
 	c->res = CIDER_RES_OK;
@@ -126,7 +143,6 @@ bool cider_exec_write(struct cider_client *c)
 /* Sub-protothread: INSERT, optimistic in every mode. */
 static bool cider_insert(struct cider_client *c)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
 	u64 old;
 
 	PT_BEGIN(&c->pt_l1);
@@ -138,13 +154,19 @@ static bool cider_insert(struct cider_client *c)
 	v_reset(c);
 	v_write(c, c->blk, c->key, c->val);
 	for (;;) {
-		if (cider_word_off(c->ptr)) {
+		if (w_off(c, c->ptr) && cider_hashed(c)) {
+			/* Another key's INSERT took the empty slot first. */
+			c->relocate = true;
+			cider_block_unused(c);
+			PT_EXIT(&c->pt_l1);
+		}
+		if (w_off(c, c->ptr)) {
 			c->res = CIDER_RES_EXISTS;
 			cider_block_unused(c);
 			PT_EXIT(&c->pt_l1);
 		}
-		c->cmp = cider_word(cider_word_ver(c->ptr), c->blk);
-		v_cas(c, cider_ptr_addr(cfg, c->key), c->ptr, c->cmp);
+		c->cmp = w_make(c, w_ver(c, c->ptr), c->blk);
+		v_cas(c, c->paddr, c->ptr, c->cmp);
 		cider_post(c);
 		PT_YIELD(&c->pt_l1);
 		old = c->v[c->nv - 1].old;
@@ -181,6 +203,7 @@ static bool cider_op_run(struct cider_client *c)
 	PT_BEGIN(&c->pt_op);
 again:
 	c->restart = false;
+	c->relocate = false;
 	c->ptr_hint = false;
 	c->nf_at_read = false;
 	c->res = CIDER_RES_NONE;
@@ -204,22 +227,22 @@ again:
 		}
 	}
 
-	c->t0 = cider_now(c);
-	v_reset(c);
-	v_read(c, cider_ptr_addr(cfg, c->key), 8);
-	cider_post(c);
-	PT_YIELD(&c->pt_op);
-	c->ptr = c->v[0].data[0];
+	PT_SPAWN(&c->pt_op, cider_locate(c));
+	if (c->relocate)
+		goto again;
 
 	if (c->op == CIDER_SEARCH) {
-		if (!cider_word_off(c->ptr)) {
+		if (!c->found) {
 			c->res = CIDER_RES_NOTFOUND;
 			goto done;
 		}
-		v_reset(c);
-		v_read(c, cider_word_off(c->ptr), 16);
-		cider_post(c);
-		PT_YIELD(&c->pt_op);
+		if (!cider_hashed(c)) {		/* the hash index read it already */
+			v_reset(c);
+			v_read(c, w_off(c, c->ptr), 16);
+			cider_post(c);
+			PT_YIELD(&c->pt_op);
+			c->got = c->v[0].data[1];
+		}
 		/*
 		 * The reclamation rule (slab.h): bytes read more than half a
 		 * grace period after the pointer may be a reused block's.
@@ -228,15 +251,34 @@ again:
 			c->read_retries++;
 			goto again;
 		}
-		c->got = c->v[0].data[1];
-		c->res = c->v[0].data[0] == c->key ? CIDER_RES_OK : CIDER_RES_NONE;
+		/* Within the rule, the block is the key's: else the checker flags it. */
+		c->res = cider_hashed(c) || c->v[0].data[0] == c->key ? CIDER_RES_OK :
+			 CIDER_RES_NONE;
 		goto done;
 	}
-	if (c->op == CIDER_INSERT) {
+	if (c->op == CIDER_INSERT && !cider_hashed(c)) {
 		PT_SPAWN(&c->pt_op, cider_insert(c));
 		goto done;
 	}
-	if (!cider_word_off(c->ptr)) {
+	if (c->op == CIDER_INSERT) {
+		/* One INSERT of a key at a time: two could claim two slots. */
+		cider_locate_ilock(c);
+		PT_SPAWN(&c->pt_op, cider_caslock_acquire(c));
+		do {
+			PT_SPAWN(&c->pt_op, cider_locate(c));
+			if (c->relocate)
+				continue;
+			if (c->found)
+				c->res = CIDER_RES_EXISTS;
+			else if (!c->paddr)
+				c->res = CIDER_RES_NOSPC;	/* both buckets full */
+			else
+				PT_SPAWN(&c->pt_op, cider_insert(c));
+		} while (c->relocate);
+		PT_SPAWN(&c->pt_op, cider_caslock_release(c));
+		goto done;
+	}
+	if (!c->found) {
 		c->res = CIDER_RES_NOTFOUND;
 		c->nf_at_read = true;
 		goto done;
@@ -248,6 +290,8 @@ again:
 	}
 	if (!c->pess) {
 		PT_SPAWN(&c->pt_op, cider_exec_write(c));
+		if (c->relocate)
+			goto again;
 		if (cfg->mode == CIDER_MODE_CIDER)
 			cider_cont_after_opt(c->cn, c->key, c->retries);
 		goto done;
@@ -259,9 +303,12 @@ again:
 	 */
 	cider_lwc_close(c);
 	if (cfg->mode == CIDER_MODE_CASLOCK) {
+		c->caddr = c->laddr;
 		PT_SPAWN(&c->pt_op, cider_caslock_acquire(c));
 		PT_SPAWN(&c->pt_op, cider_exec_write(c));
 		PT_SPAWN(&c->pt_op, cider_caslock_release(c));
+		if (c->relocate)
+			goto again;
 		goto done;
 	}
 
@@ -304,6 +351,8 @@ again:
 	} else {
 		PT_SPAWN(&c->pt_op, cider_exec_write(c));
 		PT_SPAWN(&c->pt_op, cider_lock_release(c));
+		if (c->relocate)	/* released; the key moved: start over */
+			goto again;
 	}
 	if (cfg->mode == CIDER_MODE_CIDER && c->op == CIDER_UPDATE)
 		cider_cont_after_pess(c->cn, c->key, c->batch);
@@ -368,7 +417,7 @@ void cider_cn_init(struct cider_cn *cn, u32 id, const struct cider_cfg *cfg,
 	cn->nr_lwc = nr_lwc;
 	memset(lwc, 0, sizeof(*lwc) * nr_lwc);
 	cider_backoff_init(&cn->backoff, cfg->backoff_t0_ns, 10, 1000000, 0);
-	cider_slab_init(&cn->slab, CIDER_BLOCK_SIZE, 1, cfg->chunk_size, cfg->grace_ns,
+	cider_slab_init(&cn->slab, cfg->block_size, 1, cfg->chunk_size, cfg->grace_ns,
 			ring, ring_cap);
 	for (i = 0; i < cfg->clients_per_cn; i++) {
 		memset(&clients[i], 0, sizeof(clients[i]));

@@ -5,6 +5,7 @@
 
 #include "proto.h"
 #include "pt.h"
+#include "race.h"
 
 /* Spawn a sub-protothread and wait until it finishes. */
 #define PT_SPAWN(pt, call) \
@@ -16,15 +17,39 @@ static inline const struct cider_cfg *cfg_of(const struct cider_client *c)
 	return c->cn->cfg;
 }
 
+/* The data pointer's word: the array's (kv.h) or a hash slot (race.h). */
+static inline bool cider_hashed(const struct cider_client *c)
+{
+	return c->cn->cfg->index == CIDER_INDEX_HASH;
+}
+
+static inline u64 w_off(const struct cider_client *c, u64 w)
+{
+	return cider_hashed(c) ? cider_slot_off(w) : cider_word_off(w);
+}
+
+static inline u32 w_ver(const struct cider_client *c, u64 w)
+{
+	return cider_hashed(c) ? cider_slot_ver(w) : cider_word_ver(w);
+}
+
+static inline u64 w_make(const struct cider_client *c, u32 ver, u64 off)
+{
+	if (cider_hashed(c))
+		return cider_slot_make(off ? c->fp : 0, 0, ver, off);
+	return cider_word(ver, off);
+}
+
 static inline u64 cider_now(const struct cider_client *c)
 {
 	return c->cn->fab->ops->now(c->cn->fab->priv);
 }
 
-static inline void cider_trace(struct cider_client *c, u8 type, u64 a, u64 b)
+/* Lock observations name the lock by its address on the MN. */
+static inline void cider_trace(struct cider_client *c, u8 type, u64 lock, u64 a, u64 b)
 {
 	if (c->cn->fab->ops->trace)
-		c->cn->fab->ops->trace(c->cn->fab->priv, c, type, c->key, a, b);
+		c->cn->fab->ops->trace(c->cn->fab->priv, c, type, lock, a, b);
 }
 
 static inline void v_reset(struct cider_client *c)
@@ -113,5 +138,9 @@ void cider_lwc_finish(struct cider_client *c);
 
 /* client.c */
 bool cider_exec_write(struct cider_client *c);
+
+/* hashindex.c */
+bool cider_locate(struct cider_client *c);
+void cider_locate_ilock(struct cider_client *c);
 
 #endif

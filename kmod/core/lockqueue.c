@@ -40,6 +40,7 @@ static struct cider_qnode *cider_qnode_alloc(struct cider_client *c)
 		q->id = cider_qid(cn, i);
 		q->owner = c->index;
 		q->key = c->key;
+		q->laddr = c->laddr;
 		q->state = CIDER_Q_WAITING;
 		return q;
 	}
@@ -108,7 +109,7 @@ bool cider_lock_wait(struct cider_client *c, bool (*cond)(struct cider_client *c
 		if (cond(c) || !c->timer_fired)
 			continue;
 		v_reset(c);
-		v_read(c, cider_lock_addr(cfg, c->key), 16);
+		v_read(c, c->laddr, 16);
 		cider_post(c);
 		PT_YIELD(&c->pt_l2);
 		if (cond(c))
@@ -128,12 +129,12 @@ bool cider_lock_wait(struct cider_client *c, bool (*cond)(struct cider_client *c
 			continue;
 		/* Nobody released for a whole lease: the holder is gone. */
 		v_reset(c);
-		v_cas(c, cider_lock_addr(cfg, c->key), w0, cider_word(cider_word_ver(w0), 0));
-		v_faa(c, cider_lock_addr(cfg, c->key) + 8, CIDER_EPOCH_GEN);
+		v_cas(c, c->laddr, w0, cider_word(cider_word_ver(w0), 0));
+		v_faa(c, c->laddr + 8, CIDER_EPOCH_GEN);
 		cider_post(c);
 		PT_YIELD(&c->pt_l2);
 		c->st.resets++;
-		cider_trace(c, CIDER_T_RESET, c->v[0].arg0, c->seen_epoch);
+		cider_trace(c, CIDER_T_RESET, c->laddr, c->v[0].arg0, c->seen_epoch);
 		cider_abandon(c);
 		PT_EXIT(&c->pt_l2);
 	}
@@ -162,17 +163,15 @@ static bool cider_version_stuck(struct cider_client *c, u64 w0)
 /* Sub-protothread: reset the lock to the pointer's version. */
 static bool cider_version_reset(struct cider_client *c)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
-
 	PT_BEGIN(&c->pt_l2);
 	v_reset(c);
-	v_cas(c, cider_lock_addr(cfg, c->key), c->lockw,
-	      cider_word(cider_word_ver(c->ptr), 0));
-	v_faa(c, cider_lock_addr(cfg, c->key) + 8, CIDER_EPOCH_GEN);
+	v_cas(c, c->laddr, c->lockw,
+	      cider_word(w_ver(c, c->ptr), 0));
+	v_faa(c, c->laddr + 8, CIDER_EPOCH_GEN);
 	cider_post(c);
 	PT_YIELD(&c->pt_l2);
 	c->st.resets++;
-	cider_trace(c, CIDER_T_RESET, c->lockw, 1);
+	cider_trace(c, CIDER_T_RESET, c->laddr, c->lockw, 1);
 	c->mm_since = 0;
 	PT_END(&c->pt_l2);
 }
@@ -200,7 +199,7 @@ bool cider_lock_acquire(struct cider_client *c)
 {
 	const struct cider_cfg *cfg = cfg_of(c);
 	bool versioned = cfg->mode == CIDER_MODE_CIDER;
-	u32 ver = cider_word_ver(c->ptr);
+	u32 ver = w_ver(c, c->ptr);
 	u64 old, want;
 
 	PT_BEGIN(&c->pt_l1);
@@ -217,8 +216,8 @@ bool cider_lock_acquire(struct cider_client *c)
 			c->qn->lockver = cider_word_ver(c->cmp);
 		want = cider_word(c->qn->lockver, c->qn->id);
 		v_reset(c);
-		v_cas(c, cider_lock_addr(cfg, c->key), c->cmp, want);
-		v_read(c, cider_lock_addr(cfg, c->key) + 8, 8);
+		v_cas(c, c->laddr, c->cmp, want);
+		v_read(c, c->laddr + 8, 8);
 		cider_post(c);
 		PT_YIELD(&c->pt_l1);
 		old = c->v[0].old;
@@ -227,7 +226,7 @@ bool cider_lock_acquire(struct cider_client *c)
 		if (old == c->cmp)
 			break;
 		c->st.cas_fail++;
-		if (versioned && cider_word_ver(old) != cider_word_ver(c->ptr)) {
+		if (versioned && cider_word_ver(old) != w_ver(c, c->ptr)) {
 			cider_abandon(c);
 			if (cider_version_stuck(c, old))
 				PT_SPAWN(&c->pt_l1, cider_version_reset(c));
@@ -245,13 +244,13 @@ bool cider_lock_acquire(struct cider_client *c)
 	c->qn->ptr = c->ptr;
 	if (!cider_word_off(c->cmp)) {
 		c->qn->state = CIDER_Q_GRANTED;
-		cider_trace(c, CIDER_T_ACQUIRE, c->qn->id, 0);
+		cider_trace(c, CIDER_T_ACQUIRE, c->laddr, c->qn->id, 0);
 		PT_EXIT(&c->pt_l1);
 	}
 	cider_send(c->cn, CIDER_MSG_ENQ, false, cider_word_off(c->cmp), c->qn->id, c->qn);
 	PT_SPAWN(&c->pt_l1, cider_lock_wait(c, cider_q_has_lock));
 	if (!c->restart && c->qn->state != CIDER_Q_COMBINED)
-		cider_trace(c, CIDER_T_ACQUIRE, c->qn->id, 0);
+		cider_trace(c, CIDER_T_ACQUIRE, c->laddr, c->qn->id, 0);
 	PT_END(&c->pt_l1);
 }
 
@@ -259,15 +258,14 @@ bool cider_lock_acquire(struct cider_client *c)
 static void cider_handover(struct cider_client *c, struct cider_qnode *q)
 {
 	q->ptr = c->ptr;
-	cider_trace(c, CIDER_T_RELEASE, q->id, 0);
-	cider_trace(c, CIDER_T_HANDOVER, q->id, q->next);
+	cider_trace(c, CIDER_T_RELEASE, c->laddr, q->id, 0);
+	cider_trace(c, CIDER_T_HANDOVER, c->laddr, q->id, q->next);
 	cider_send(c->cn, CIDER_MSG_HANDOVER, false, q->next, q->id, q);
 }
 
 /* Sub-protothread: release the MCS lock held by c->qn. */
 bool cider_lock_release(struct cider_client *c)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
 	struct cider_qnode *q = c->qn;
 	u64 mine = cider_word(q ? q->lockver : 0, q ? q->id : 0);
 
@@ -276,10 +274,10 @@ bool cider_lock_release(struct cider_client *c)
 	if (q->next) {
 		cider_handover(c, q);
 	} else {
-		cider_trace(c, CIDER_T_RELEASE, q->id, 0);
-		v_cas(c, cider_lock_addr(cfg, c->key), mine, cider_word(q->lockver, 0));
+		cider_trace(c, CIDER_T_RELEASE, c->laddr, q->id, 0);
+		v_cas(c, c->laddr, mine, cider_word(q->lockver, 0));
 	}
-	v_faa(c, cider_lock_addr(cfg, c->key) + 8, 1);
+	v_faa(c, c->laddr + 8, 1);
 	cider_post(c);
 	PT_YIELD(&c->pt_l1);
 	q = c->qn;
@@ -287,12 +285,12 @@ bool cider_lock_release(struct cider_client *c)
 		/* A successor swapped in; its ENQ is on the way. */
 		c->st.cas_fail++;
 		c->cmp = q->id;		/* for the trace if the wait is cut short */
-		cider_trace(c, CIDER_T_ACQUIRE, q->id, 0);
+		cider_trace(c, CIDER_T_ACQUIRE, c->laddr, q->id, 0);
 		c->epoch = c->v[1].old + 1;
 		PT_SPAWN(&c->pt_l1, cider_lock_wait(c, cider_q_has_next));
 		if (c->restart) {	/* reset meanwhile: nobody to hand to */
 			c->restart = false;
-			cider_trace(c, CIDER_T_RELEASE, c->cmp, 0);
+			cider_trace(c, CIDER_T_RELEASE, c->laddr, c->cmp, 0);
 			PT_EXIT(&c->pt_l1);
 		}
 		cider_handover(c, c->qn);
@@ -318,8 +316,8 @@ bool cider_caslock_acquire(struct cider_client *c)
 	c->seen_epoch = ~0ULL;
 	for (;;) {
 		v_reset(c);
-		v_cas(c, cider_lock_addr(cfg, c->key), 0, me);
-		v_read(c, cider_lock_addr(cfg, c->key) + 8, 8);
+		v_cas(c, c->caddr, 0, me);
+		v_read(c, c->caddr + 8, 8);
 		cider_post(c);
 		PT_YIELD(&c->pt_l1);
 		cider_backoff_account(&cn->backoff, c->attempt > 0, cider_now(c));
@@ -333,12 +331,12 @@ bool cider_caslock_acquire(struct cider_client *c)
 			c->changed_at = cider_now(c);
 		} else if (cider_now(c) - c->changed_at >= cfg->lease_ns) {
 			v_reset(c);
-			v_cas(c, cider_lock_addr(cfg, c->key), w0, 0);
-			v_faa(c, cider_lock_addr(cfg, c->key) + 8, CIDER_EPOCH_GEN);
+			v_cas(c, c->caddr, w0, 0);
+			v_faa(c, c->caddr + 8, CIDER_EPOCH_GEN);
 			cider_post(c);
 			PT_YIELD(&c->pt_l1);
 			c->st.resets++;
-			cider_trace(c, CIDER_T_RESET, c->v[0].arg0, 2);
+			cider_trace(c, CIDER_T_RESET, c->caddr, c->v[0].arg0, 2);
 			c->seen_epoch = ~0ULL;
 			continue;
 		}
@@ -346,20 +344,19 @@ bool cider_caslock_acquire(struct cider_client *c)
 						 cn->fab->ops->rand(cn->fab->priv)));
 		PT_YIELD(&c->pt_l1);
 	}
-	cider_trace(c, CIDER_T_ACQUIRE, me, 0);
+	cider_trace(c, CIDER_T_ACQUIRE, c->caddr, me, 0);
 	PT_END(&c->pt_l1);
 }
 
 bool cider_caslock_release(struct cider_client *c)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
 	u64 me = cider_word(0, c->id + 1);
 
 	PT_BEGIN(&c->pt_l1);
-	cider_trace(c, CIDER_T_RELEASE, me, 0);
+	cider_trace(c, CIDER_T_RELEASE, c->caddr, me, 0);
 	v_reset(c);
-	v_cas(c, cider_lock_addr(cfg, c->key), me, 0);
-	v_faa(c, cider_lock_addr(cfg, c->key) + 8, 1);
+	v_cas(c, c->caddr, me, 0);
+	v_faa(c, c->caddr + 8, 1);
 	cider_post(c);
 	PT_YIELD(&c->pt_l1);
 	PT_END(&c->pt_l1);

@@ -19,6 +19,8 @@
 
 enum cider_mode { CIDER_MODE_OSYNC, CIDER_MODE_CASLOCK, CIDER_MODE_MCS, CIDER_MODE_CIDER };
 
+enum cider_index { CIDER_INDEX_ARRAY, CIDER_INDEX_HASH };
+
 enum cider_verb_op { CIDER_V_READ, CIDER_V_WRITE, CIDER_V_CAS, CIDER_V_FAA };
 
 struct cider_verb {
@@ -27,7 +29,7 @@ struct cider_verb {
 	u64 addr;		/* offset in the MN region */
 	u64 arg0;		/* CAS: compare; FAA: add */
 	u64 arg1;		/* CAS: swap */
-	u64 data[2];		/* WRITE: in; READ: out */
+	u64 data[8];		/* WRITE: in (16 bytes); READ: out (<= 64) */
 	u64 old;		/* atomics: out */
 };
 
@@ -57,6 +59,10 @@ enum cider_trace_type { CIDER_T_ACQUIRE, CIDER_T_RELEASE, CIDER_T_HANDOVER, CIDE
 
 struct cider_cfg {
 	u8 mode;		/* enum cider_mode */
+	u8 index;		/* enum cider_index */
+	u64 nr_buckets;		/* hash: buckets of 8 slots */
+	u64 bucket_off;		/* hash: the buckets (index_off + directory) */
+	u64 ilock_off;		/* hash: INSERT locks, one per bucket */
 	bool local_wc;
 	bool backoff;		/* osync: SMART backoff between CAS retries */
 	u32 nr_cns;
@@ -67,6 +73,7 @@ struct cider_cfg {
 	u64 alloc_cursor;	/* address of sb.alloc_cursor */
 	u64 data_off;
 	u64 chunk_size;
+	u32 block_size;		/* array: 16; hash: 64 (slots count 64-byte units) */
 	u64 data_size_limit;	/* bytes of the data area */
 	u64 lease_ns;		/* maximum lock hold time */
 	u64 grace_ns;		/* block reuse grace period (slab.h) */
@@ -85,7 +92,7 @@ struct cider_fabric_ops {
 	void (*timer)(void *fab, struct cider_client *c, u64 delay_ns, u32 token);
 	void (*wake)(void *fab, struct cider_client *c);	/* resume soon */
 	void (*done)(void *fab, struct cider_client *c);	/* op finished */
-	void (*trace)(void *fab, struct cider_client *c, u8 type, u64 key, u64 a, u64 b);
+	void (*trace)(void *fab, struct cider_client *c, u8 type, u64 lock, u64 a, u64 b);
 	u64 (*now)(void *fab);
 	u32 (*rand)(void *fab);
 };
@@ -109,6 +116,7 @@ struct cider_qnode {
 	u64 id;			/* 0: free slot */
 	u32 owner;		/* client index within the CN */
 	u64 key;
+	u64 laddr;		/* the lock entry it queues on */
 	u8 state;
 	u8 result;
 	bool exec_done;		/* coordinator: the executor reported */
@@ -196,6 +204,15 @@ struct cider_client {
 	bool restart;
 	bool ptr_hint;		/* c->ptr came from another client */
 	bool nf_at_read;	/* "not found" decided by the first READ */
+	bool relocate;		/* hash: the slot changed keys: find it again */
+	bool found;		/* the key was found by cider_locate() */
+	u8 fp;			/* hash: the key's fingerprint */
+	u64 paddr, laddr;	/* the key's data pointer (slot) and lock entry */
+	u64 caddr;		/* the CAS spinlock's word (lock or INSERT lock) */
+	u64 bucket[2];		/* hash: the candidate buckets */
+	u64 bkt[2][8];		/* hash: their slots as read */
+	u32 ci;			/* hash: candidate being checked */
+	u32 lver;		/* hash: the slot's version when located */
 	u64 join_t;		/* when it joined a local WC batch */
 	struct cider_lwc *lw;
 	bool lw_member;

@@ -32,7 +32,7 @@ static bool cider_q_passthru(struct cider_client *c)
 static void cider_wc_trace(struct cider_cn *cn, struct cider_qnode *q, u8 type, u64 a, u64 b)
 {
 	if (cn->fab->ops->trace)
-		cn->fab->ops->trace(cn->fab->priv, &cn->clients[q->owner], type, q->key, a, b);
+		cn->fab->ops->trace(cn->fab->priv, &cn->clients[q->owner], type, q->laddr, a, b);
 }
 
 /*
@@ -42,33 +42,32 @@ static void cider_wc_trace(struct cider_cn *cn, struct cider_qnode *q, u8 type, 
  */
 bool cider_wc_coordinate(struct cider_client *c)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
 	struct cider_qnode *q = c->qn;
 
 	PT_BEGIN(&c->pt_l1);
 	v_reset(c);
-	v_read(c, cider_lock_addr(cfg, c->key), 8);
+	v_read(c, c->laddr, 8);
 	cider_post(c);
 	PT_YIELD(&c->pt_l1);
 	q = c->qn;
 	q->exec = cider_word_off(c->v[0].data[0]);
 	q->ptr = c->ptr;
-	cider_trace(c, CIDER_T_RELEASE, q->id, 0);	/* lent to the executor */
+	cider_trace(c, CIDER_T_RELEASE, c->laddr, q->id, 0);	/* lent to the executor */
 	cider_send(c->cn, CIDER_MSG_EXEC, false, q->exec, q->id, q);
 	PT_SPAWN(&c->pt_l1, cider_lock_wait(c, cider_q_exec_done));
 	if (c->restart)
 		PT_EXIT(&c->pt_l1);
 	q = c->qn;
-	cider_trace(c, CIDER_T_ACQUIRE, q->id, 0);
+	cider_trace(c, CIDER_T_ACQUIRE, c->laddr, q->id, 0);
 	c->res = q->result;
 	c->writer = q->writer;
 	c->ptr = q->ptr;
 	/* Step 5: the result, not the lock, goes down the queue. */
-	cider_trace(c, CIDER_T_RELEASE, q->id, 0);
-	cider_trace(c, CIDER_T_HANDOVER, q->id, q->next);
+	cider_trace(c, CIDER_T_RELEASE, c->laddr, q->id, 0);
+	cider_trace(c, CIDER_T_HANDOVER, c->laddr, q->id, q->next);
 	cider_send(c->cn, CIDER_MSG_HANDOVER, true, q->next, q->id, q);
 	v_reset(c);
-	v_faa(c, cider_lock_addr(cfg, c->key) + 8, 1);
+	v_faa(c, c->laddr + 8, 1);
 	cider_post(c);
 	PT_YIELD(&c->pt_l1);
 	cider_qnode_owner_done(c->qn);
@@ -84,7 +83,7 @@ void cider_wc_report(struct cider_client *c)
 	q->result = c->res;
 	q->writer = c->writer;
 	q->ptr = c->ptr;
-	cider_trace(c, CIDER_T_RELEASE, q->id, 0);
+	cider_trace(c, CIDER_T_RELEASE, c->laddr, q->id, 0);
 	cider_send(c->cn, CIDER_MSG_EXEC_DONE, false, q->coord, q->id, q);
 }
 
@@ -98,7 +97,7 @@ bool cider_wc_passthru(struct cider_client *c)
 	PT_BEGIN(&c->pt_l1);
 	PT_SPAWN(&c->pt_l1, cider_lock_wait(c, cider_q_passthru));
 	if (!c->restart)
-		cider_trace(c, CIDER_T_ACQUIRE, c->qn->id, 0);
+		cider_trace(c, CIDER_T_ACQUIRE, c->laddr, c->qn->id, 0);
 	PT_END(&c->pt_l1);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "layout.h"
+#include "race.h"
 #include "sim.h"
 
 static const char *const mode_names[] = { "osync", "caslock", "mcs", "cider" };
@@ -24,6 +25,8 @@ static void usage(FILE *f)
 "\n"
 "Options:\n"
 "  --mode M              osync, caslock, mcs or cider (required)\n"
+"  --index array|hash    the pointer array (default) or the RACE-style hash\n"
+"                        index (two buckets of 8 slots per key, half full)\n"
 "  --local-wc on|off     local write combining on each CN (default off)\n"
 "  --backoff on|off      SMART backoff in CAS retry loops: osync's pointer CAS\n"
 "                        and the MCS enqueue (default on; caslock always)\n"
@@ -82,6 +85,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 {
 	static const struct option lo[] = {
 		{ "mode", required_argument, NULL, 'm' },
+		{ "index", required_argument, NULL, 'x' },
 		{ "local-wc", required_argument, NULL, 'l' },
 		{ "backoff", required_argument, NULL, 'B' },
 		{ "cns", required_argument, NULL, 'n' },
@@ -119,6 +123,14 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 				goto bad;
 			s->cfg.mode = (u8)i;
 			s->mode_name = mode_names[i];
+			break;
+		case 'x':
+			if (!strcmp(optarg, "array"))
+				s->cfg.index = CIDER_INDEX_ARRAY;
+			else if (!strcmp(optarg, "hash"))
+				s->cfg.index = CIDER_INDEX_HASH;
+			else
+				goto bad;
 			break;
 		case 'l':
 			if (parse_onoff(optarg, &s->cfg.local_wc))
@@ -236,6 +248,39 @@ static u64 align_up(u64 v, u64 a)
 	return (v + a - 1) / a * a;
 }
 
+/*
+ * The hash index's preloaded keys: each in the first free slot of its two
+ * buckets, pointing at its virtual preloaded block (see sim_mem_read()).
+ */
+static void preload_hash(struct sim *s)
+{
+	const struct cider_cfg *cfg = &s->cfg;
+	struct cider_hash_loc loc;
+	u64 k, addr;
+	u32 b, i;
+
+	for (k = 0; k < s->nr_keys; k++) {
+		if (!cider_workload_preloaded(&s->wl, k))
+			continue;
+		cider_hash_locate(&k, sizeof(k), cfg->nr_buckets, &loc);
+		for (b = 0; b < 2; b++) {
+			for (i = 0; i < CIDER_BUCKET_SLOTS; i++) {
+				addr = cfg->bucket_off + loc.bucket[b] * CIDER_BUCKET_SIZE + i * 8;
+				if (!cider_slot_empty(sim_mem_read(s, addr)))
+					continue;
+				*hmap_find(&s->mem, addr, true) =
+					cider_slot_make(loc.fp, 0, 0, s->preload_base + k * cfg->block_size);
+				goto next;
+			}
+		}
+		fprintf(stderr, "cider-sim: both buckets of key %llu are full at preload\n",
+			(unsigned long long)k);
+		exit(1);
+next:
+		;
+	}
+}
+
 static void setup(struct sim *s)
 {
 	struct cider_cfg *cfg = &s->cfg;
@@ -246,12 +291,27 @@ static void setup(struct sim *s)
 	cfg->clients_per_cn = s->cpc;
 	cfg->nr_keys = s->nr_keys;
 	cfg->index_off = CIDER_MN_SB_AREA;
-	cfg->lock_off = align_up(cfg->index_off + 8 * s->nr_keys, CIDER_MN_ALIGN);
 	cfg->chunk_size = 64 << 10;
-	cfg->data_off = align_up(cfg->lock_off + 16 * s->nr_keys, cfg->chunk_size);
+	cfg->block_size = cfg->index == CIDER_INDEX_HASH ? CIDER_SLOT_UNIT : CIDER_BLOCK_SIZE;
+	if (cfg->index == CIDER_INDEX_HASH) {
+		/* Two candidate slots per key on average: half full. */
+		cfg->nr_buckets = 2;
+		while (cfg->nr_buckets * CIDER_BUCKET_SLOTS < 2 * s->nr_keys)
+			cfg->nr_buckets *= 2;
+		cfg->bucket_off = cfg->index_off + CIDER_DIR_SIZE;
+		s->nr_locks = cfg->nr_buckets * CIDER_BUCKET_SLOTS;
+		cfg->lock_off = align_up(cfg->bucket_off + cfg->nr_buckets * CIDER_BUCKET_SIZE,
+					 CIDER_MN_ALIGN);
+		cfg->ilock_off = cfg->lock_off + 16 * s->nr_locks;
+		cfg->data_off = align_up(cfg->ilock_off + 16 * cfg->nr_buckets, cfg->chunk_size);
+	} else {
+		s->nr_locks = s->nr_keys;
+		cfg->lock_off = align_up(cfg->index_off + 8 * s->nr_keys, CIDER_MN_ALIGN);
+		cfg->data_off = align_up(cfg->lock_off + 16 * s->nr_keys, cfg->chunk_size);
+	}
 	cfg->data_size_limit = s->data_kb ? align_up(s->data_kb << 10, cfg->chunk_size) :
-			       align_up(s->ops_target * 64 + (u64)s->nr_cns * cfg->chunk_size * 8,
-					cfg->chunk_size);
+			       align_up(s->ops_target * 4 * cfg->block_size +
+					(u64)s->nr_cns * cfg->chunk_size * 8, cfg->chunk_size);
 	cfg->alloc_cursor = offsetof(struct cider_mn_sb, alloc_cursor);
 	cfg->lease_ns = s->p.lease_ps / NS;
 	cfg->grace_ns = s->p.grace_ps / NS;
@@ -286,6 +346,8 @@ static void setup(struct sim *s)
 	for (i = 0; i < s->nr_cns; i++)
 		cider_cn_init(&s->cns[i], i, cfg, &s->fab, &s->clients[i * s->cpc],
 			      &s->lwc[i * s->cpc], s->cpc, &s->ring[(u64)i * SIM_RING], SIM_RING);
+	if (cfg->index == CIDER_INDEX_HASH)
+		preload_hash(s);
 	s->jitter = !strcmp(s->faults, "jitter") || !strcmp(s->faults, "all");
 	if (!strcmp(s->faults, "crash") || !strcmp(s->faults, "all"))
 		s->crash_at[0] = s->ops_target / 5;
@@ -372,7 +434,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	else
 		snprintf(zipf, sizeof(zipf), "%.2f", s->theta);
 	if (json) {
-		printf("{\"mode\":\"%s\",\"local_wc\":%s,\"backoff\":\"%s\",\"hotness\":%u,"
+		printf("{\"index\":\"%s\",\"mode\":\"%s\",\"local_wc\":%s,\"backoff\":\"%s\",\"hotness\":%u,"
 		       "\"initial_credit\":%u,\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
 		       "\"zipf\":%s,\"keys\":%llu,\"ops\":%llu,\"seed\":%llu,\"faults\":\"%s\","
 		       "\"model_ms\":%.3f,\"throughput_mops\":%.4f,\"p50_us\":%.2f,\"p99_us\":%.2f,"
@@ -382,6 +444,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       "\"max_hold_us\":%.1f,\"read_retries\":%llu,\"mn_bytes_in_use\":%llu,"
 		       "\"mn_bytes_peak\":%llu,\"mn_bytes_claimed\":%llu,\"mn_bytes_leaked\":%llu,"
 		       "\"nospc\":%llu,\"violations\":%llu}\n",
+		       s->cfg.index == CIDER_INDEX_HASH ? "hash" : "array",
 		       s->mode_name, s->cfg.local_wc ? "true" : "false",
 		       s->cfg.backoff ? "on" : "off", s->cfg.hotness, s->cfg.initial_credit,
 		       s->nr_cns, s->nr_clients,
@@ -398,8 +461,8 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       (unsigned long long)r->nospc, (unsigned long long)s->violations);
 		return;
 	}
-	printf("%s%s: %u CNs x %u clients, workload %s, zipf %s, %llu keys, seed %llu, faults %s\n",
-	       s->mode_name, s->cfg.local_wc ? "+localwc" : "", s->nr_cns, s->cpc,
+	printf("%s%s%s: %u CNs x %u clients, workload %s, zipf %s, %llu keys, seed %llu, faults %s\n",
+	       s->cfg.index == CIDER_INDEX_HASH ? "hash/" : "", s->mode_name, s->cfg.local_wc ? "+localwc" : "", s->nr_cns, s->cpc,
 	       s->workload_name, zipf, (unsigned long long)s->nr_keys,
 	       (unsigned long long)seed, s->faults);
 	printf("  %llu ops in %.3f ms model time: %.3f Mops/s, p50 %.2f us, p99 %.2f us\n",

@@ -112,6 +112,11 @@ static struct event ev_pop(struct sim *s)
  * Keys present before the run point at a virtual preloaded block past the
  * region: (key, 1 << 63 | key).  Untouched words cost no memory.
  */
+u64 sim_word_off(const struct sim *s, u64 w)
+{
+	return s->cfg.index == CIDER_INDEX_HASH ? cider_slot_off(w) : cider_word_off(w);
+}
+
 u64 sim_mem_read(struct sim *s, u64 addr)
 {
 	u64 *v = hmap_find(&s->mem, addr, false);
@@ -119,14 +124,17 @@ u64 sim_mem_read(struct sim *s, u64 addr)
 
 	if (v)
 		return *v;
-	if (addr >= s->cfg.index_off && addr < s->cfg.index_off + 8 * s->nr_keys) {
+	if (s->cfg.index == CIDER_INDEX_ARRAY &&
+	    addr >= s->cfg.index_off && addr < s->cfg.index_off + 8 * s->nr_keys) {
 		k = (addr - s->cfg.index_off) / 8;
 		return cider_workload_preloaded(&s->wl, k) ?
-		       cider_word(0, s->preload_base + k * CIDER_BLOCK_SIZE) : 0;
+		       cider_word(0, s->preload_base + k * s->cfg.block_size) : 0;
 	}
 	if (addr >= s->preload_base) {
-		k = (addr - s->preload_base) / CIDER_BLOCK_SIZE;
-		return addr % CIDER_BLOCK_SIZE ? 1ULL << 63 | k : k;
+		u64 in = (addr - s->preload_base) % s->cfg.block_size;
+
+		k = (addr - s->preload_base) / s->cfg.block_size;
+		return in == 0 ? k : in == 8 ? 1ULL << 63 | k : 0;
 	}
 	return 0;
 }
@@ -138,13 +146,24 @@ static void mem_write(struct sim *s, u64 addr, u64 val)
 
 static bool is_data_ptr(const struct sim *s, u64 addr)
 {
+	if (s->cfg.index == CIDER_INDEX_HASH)
+		return addr >= s->cfg.bucket_off &&
+		       addr < s->cfg.bucket_off + s->cfg.nr_buckets * CIDER_BUCKET_SIZE;
 	return addr >= s->cfg.index_off && addr < s->cfg.index_off + 8 * s->nr_keys;
 }
 
 static bool is_lock_word0(const struct sim *s, u64 addr)
 {
-	return addr >= s->cfg.lock_off && addr < s->cfg.lock_off + 16 * s->nr_keys &&
+	return addr >= s->cfg.lock_off && addr < s->cfg.lock_off + 16 * s->nr_locks &&
 	       (addr - s->cfg.lock_off) % 16 == 0;
+}
+
+/* Whose change was this CAS: the key in the block it links, or unlinks. */
+static u64 changed_key(struct sim *s, u64 addr, u64 old, u64 new)
+{
+	if (s->cfg.index == CIDER_INDEX_ARRAY)
+		return (addr - s->cfg.index_off) / 8;
+	return sim_mem_read(s, sim_word_off(s, sim_word_off(s, new) ? new : old));
 }
 
 void sim_violation(struct sim *s, const char *fmt, ...)
@@ -161,7 +180,7 @@ void sim_violation(struct sim *s, const char *fmt, ...)
 /* The op a freshly installed pointer belongs to (its block's value). */
 static u32 installed_op(struct sim *s, u32 client, u64 word)
 {
-	u64 off = cider_word_off(word), val;
+	u64 off = sim_word_off(s, word), val;
 
 	if (!off)
 		return s->cur_op[client];	/* a DELETE: whoever CASed */
@@ -169,18 +188,35 @@ static u32 installed_op(struct sim *s, u32 client, u64 word)
 	return val >> 63 ? UINT32_MAX : (u32)(val - 1);
 }
 
+/* A successful CAS changed a key's data pointer: one state of that key. */
+static void record_change(struct sim *s, u32 ci, u64 addr, u64 old, u64 new)
+{
+	struct chain_ev *e;
+
+	if (s->nchain == s->capchain) {
+		s->capchain = s->capchain ? 2 * s->capchain : 4096;
+		s->chain = realloc(s->chain, s->capchain * sizeof(*s->chain));
+	}
+	e = &s->chain[s->nchain++];
+	e->key = changed_key(s, addr, old, new);
+	e->addr = addr;
+	e->t = s->now;
+	e->word = new;
+	e->op = installed_op(s, ci, new);
+}
+
 /* Apply verb @i of client @ci's batch at the MN, now. */
 static void verb_exec(struct sim *s, u32 ci, u32 i)
 {
 	struct cider_verb *v = &s->clients[ci].v[i];
 	u64 old;
+	u32 k;
 
 	s->verbs[v->op]++;
 	switch (v->op) {
 	case CIDER_V_READ:
-		v->data[0] = sim_mem_read(s, v->addr);
-		if (v->len > 8)
-			v->data[1] = sim_mem_read(s, v->addr + 8);
+		for (k = 0; k < v->len / 8 && k < 8; k++)
+			v->data[k] = sim_mem_read(s, v->addr + 8 * k);
 		break;
 	case CIDER_V_WRITE:
 		mem_write(s, v->addr, v->data[0]);
@@ -196,17 +232,7 @@ static void verb_exec(struct sim *s, u32 ci, u32 i)
 			break;
 		mem_write(s, v->addr, v->arg1);
 		if (is_data_ptr(s, v->addr)) {
-			struct chain_ev *e;
-
-			if (s->nchain == s->capchain) {
-				s->capchain = s->capchain ? 2 * s->capchain : 4096;
-				s->chain = realloc(s->chain, s->capchain * sizeof(*s->chain));
-			}
-			e = &s->chain[s->nchain++];
-			e->key = (v->addr - s->cfg.index_off) / 8;
-			e->t = s->now;
-			e->word = v->arg1;
-			e->op = installed_op(s, ci, v->arg1);
+			record_change(s, ci, v->addr, old, v->arg1);
 		} else if (is_lock_word0(s, v->addr) && cider_word_off(v->arg1) &&
 			   s->cfg.mode >= CIDER_MODE_MCS) {
 			/* FIFO: who each qnode queued behind, as the MN saw it. */

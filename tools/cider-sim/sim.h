@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "proto.h"
+#include "race.h"
 #include "workload.h"
 
 #define PS 1ULL
@@ -57,6 +58,7 @@ struct op_rec {
 
 struct chain_ev {		/* a successful CAS on a data pointer */
 	u64 key;
+	u64 addr;		/* the pointer's (slot's) address */
 	u64 t;
 	u64 word;		/* the new pointer */
 	u32 op;			/* the op that installed it */
@@ -107,7 +109,7 @@ struct sim {
 	u64 nops, capops;
 	struct chain_ev *chain;
 	u64 nchain, capchain;
-	struct hmap holder;	/* key -> holder id (mutual exclusion) */
+	struct hmap holder;	/* lock address -> holder id (mutual exclusion) */
 	struct hmap holder_client;
 	struct hmap hold_since;
 	u64 max_hold;		/* longest lock hold seen (ps) */
@@ -123,6 +125,7 @@ struct sim {
 	bool steady_memory;	/* check: claiming stops once reuse starts */
 	u64 data_kb;		/* --data-kb: the MN's data area, 0: ample */
 	u32 initial_credit, hotness;	/* Algorithm 1 parameters */
+	u64 nr_locks;		/* lock entries: one per key or per slot */
 	u64 t_last_issue;
 };
 
@@ -132,6 +135,7 @@ void sim_violation(struct sim *s, const char *fmt, ...) __attribute__((format(pr
 void sim_check(struct sim *s);
 void sim_trace(void *priv, struct cider_client *c, u8 type, u64 key, u64 a, u64 b);
 u64 sim_mem_read(struct sim *s, u64 addr);
+u64 sim_word_off(const struct sim *s, u64 w);
 void history_write(struct sim *s, const struct op_rec *o);
 
 #endif

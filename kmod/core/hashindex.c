@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Finding a key's data pointer: in the pointer array it is at a fixed
+ * place; in the RACE-style hash index (race.h) it is whichever slot of the
+ * key's two buckets holds a block with the key.  Either way the result is
+ * c->paddr (the word to CAS), c->laddr (its lock entry) and c->ptr (its
+ * value as read), so every mode's operations run unchanged on top.
+ */
+#include "core.h"
+
+static u64 cider_bucket_addr(const struct cider_cfg *cfg, u64 b)
+{
+	return cfg->bucket_off + b * CIDER_BUCKET_SIZE;
+}
+
+static void cider_use_slot(struct cider_client *c, u32 b, u32 i)
+{
+	const struct cider_cfg *cfg = cfg_of(c);
+	u64 slot = c->bucket[b] * CIDER_BUCKET_SLOTS + i;
+
+	c->ptr = c->bkt[b][i];
+	c->paddr = cider_bucket_addr(cfg, c->bucket[b]) + i * 8;
+	c->laddr = cfg->lock_off + slot * 16;
+	c->lver = w_ver(c, c->ptr);
+}
+
+/* INSERTs of a key serialize on its first bucket's lock (no duplicates). */
+void cider_locate_ilock(struct cider_client *c)
+{
+	const struct cider_cfg *cfg = cfg_of(c);
+	struct cider_hash_loc loc;
+
+	cider_hash_locate(&c->key, sizeof(c->key), cfg->nr_buckets, &loc);
+	c->caddr = cfg->ilock_off + loc.bucket[0] * 16;
+}
+
+/*
+ * Sub-protothread: find c->key.  c->found says whether it is there; if
+ * not, a hash index offers an empty slot for an INSERT (c->paddr 0: both
+ * buckets full).  Sets c->relocate if a block read broke the reclamation
+ * rule: the caller starts over.
+ */
+bool cider_locate(struct cider_client *c)
+{
+	const struct cider_cfg *cfg = cfg_of(c);
+	struct cider_hash_loc loc;
+	u32 b, i;
+	u64 w;
+
+	PT_BEGIN(&c->pt_l1);
+	c->relocate = false;
+	c->found = false;
+	c->t0 = cider_now(c);
+	if (!cider_hashed(c)) {
+		c->paddr = cider_ptr_addr(cfg, c->key);
+		c->laddr = cider_lock_addr(cfg, c->key);
+		v_reset(c);
+		v_read(c, c->paddr, 8);
+		cider_post(c);
+		PT_YIELD(&c->pt_l1);
+		c->ptr = c->v[0].data[0];
+		c->found = w_off(c, c->ptr) != 0;
+		PT_EXIT(&c->pt_l1);
+	}
+	cider_hash_locate(&c->key, sizeof(c->key), cfg->nr_buckets, &loc);
+	c->fp = loc.fp;
+	c->bucket[0] = loc.bucket[0];
+	c->bucket[1] = loc.bucket[1];
+	v_reset(c);
+	v_read(c, cider_bucket_addr(cfg, c->bucket[0]), CIDER_BUCKET_SIZE);
+	v_read(c, cider_bucket_addr(cfg, c->bucket[1]), CIDER_BUCKET_SIZE);
+	cider_post(c);
+	PT_YIELD(&c->pt_l1);
+	memcpy(c->bkt[0], c->v[0].data, CIDER_BUCKET_SIZE);
+	memcpy(c->bkt[1], c->v[1].data, CIDER_BUCKET_SIZE);
+	/* Fingerprints collide: confirm each candidate by its block's key. */
+	for (c->ci = 0; c->ci < 2 * CIDER_BUCKET_SLOTS; c->ci++) {
+		w = c->bkt[c->ci / 8][c->ci % 8];
+		if (cider_slot_empty(w) || cider_slot_fp(w) != c->fp)
+			continue;
+		v_reset(c);
+		v_read(c, cider_slot_off(w), 16);
+		cider_post(c);
+		PT_YIELD(&c->pt_l1);
+		if (cider_now(c) - c->t0 > cfg->grace_ns / 2) {
+			c->relocate = true;	/* the block may be a reused one */
+			PT_EXIT(&c->pt_l1);
+		}
+		if (c->v[0].data[0] != c->key)
+			continue;
+		cider_use_slot(c, c->ci / 8, c->ci % 8);
+		c->got = c->v[0].data[1];
+		c->found = true;
+		PT_EXIT(&c->pt_l1);
+	}
+	c->ptr = 0;
+	c->paddr = 0;
+	for (b = 0; b < 2; b++) {
+		for (i = 0; i < CIDER_BUCKET_SLOTS; i++) {
+			if (cider_slot_empty(c->bkt[b][i])) {
+				cider_use_slot(c, b, i);
+				PT_EXIT(&c->pt_l1);
+			}
+		}
+	}
+	PT_END(&c->pt_l1);
+}
