@@ -93,14 +93,16 @@ bool cider_locate(struct cider_client *c)
 		c->found = true;
 		PT_EXIT(&c->pt_l1);
 	}
+	/* Absent: offer a slot of the emptier bucket (two choices, as RACE). */
 	c->ptr = 0;
 	c->paddr = 0;
-	for (b = 0; b < 2; b++) {
-		for (i = 0; i < CIDER_BUCKET_SLOTS; i++) {
-			if (cider_slot_empty(c->bkt[b][i])) {
-				cider_use_slot(c, b, i);
-				PT_EXIT(&c->pt_l1);
-			}
+	b = cider_bucket_load(c->bkt[1]) < cider_bucket_load(c->bkt[0]);
+	for (i = 0; i < 2 * CIDER_BUCKET_SLOTS; i++) {
+		u32 bb = (b + i / CIDER_BUCKET_SLOTS) % 2, ii = i % CIDER_BUCKET_SLOTS;
+
+		if (cider_slot_empty(c->bkt[bb][ii])) {
+			cider_use_slot(c, bb, ii);
+			PT_EXIT(&c->pt_l1);
 		}
 	}
 	PT_END(&c->pt_l1);

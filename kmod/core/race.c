@@ -40,6 +40,15 @@ int cider_bucket_match(const u64 *slots, u8 fp, int from)
 	return -1;
 }
 
+u32 cider_bucket_load(const u64 *slots)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < CIDER_BUCKET_SLOTS; i++)
+		n += !cider_slot_empty(slots[i]);
+	return n;
+}
+
 int cider_bucket_free(const u64 *slots)
 {
 	int i;

@@ -67,6 +67,8 @@ u64 cider_key_hash(const void *key, u32 len, u64 seed);
 void cider_hash_locate(const void *key, u32 len, u64 nr_buckets, struct cider_hash_loc *loc);
 /* Next slot at or after @from whose fingerprint is @fp; -1 if none. */
 int cider_bucket_match(const u64 *slots, u8 fp, int from);
+/* Slots in use. */
+u32 cider_bucket_load(const u64 *slots);
 /* The first empty slot; -1 if the bucket is full. */
 int cider_bucket_free(const u64 *slots);
 

@@ -26,7 +26,7 @@ static void usage(FILE *f)
 "Options:\n"
 "  --mode M              osync, caslock, mcs or cider (required)\n"
 "  --index array|hash    the pointer array (default) or the RACE-style hash\n"
-"                        index (two buckets of 8 slots per key, half full)\n"
+"                        index (two candidate buckets per key, a quarter full)\n"
 "  --local-wc on|off     local write combining on each CN (default off)\n"
 "  --backoff on|off      SMART backoff in CAS retry loops: osync's pointer CAS\n"
 "                        and the MCS enqueue (default on; caslock always)\n"
@@ -256,22 +256,28 @@ static void preload_hash(struct sim *s)
 {
 	const struct cider_cfg *cfg = &s->cfg;
 	struct cider_hash_loc loc;
-	u64 k, addr;
-	u32 b, i;
+	u64 k, addr, slots[2][CIDER_BUCKET_SLOTS];
+	u32 b, i, first;
 
 	for (k = 0; k < s->nr_keys; k++) {
 		if (!cider_workload_preloaded(&s->wl, k))
 			continue;
 		cider_hash_locate(&k, sizeof(k), cfg->nr_buckets, &loc);
-		for (b = 0; b < 2; b++) {
-			for (i = 0; i < CIDER_BUCKET_SLOTS; i++) {
-				addr = cfg->bucket_off + loc.bucket[b] * CIDER_BUCKET_SIZE + i * 8;
-				if (!cider_slot_empty(sim_mem_read(s, addr)))
-					continue;
-				*hmap_find(&s->mem, addr, true) =
-					cider_slot_make(loc.fp, 0, 0, s->preload_base + k * cfg->block_size);
-				goto next;
-			}
+		for (b = 0; b < 2; b++)
+			for (i = 0; i < CIDER_BUCKET_SLOTS; i++)
+				slots[b][i] = sim_mem_read(s, cfg->bucket_off +
+							  loc.bucket[b] * CIDER_BUCKET_SIZE + i * 8);
+		/* The emptier bucket first, as INSERT does (hashindex.c). */
+		first = cider_bucket_load(slots[1]) < cider_bucket_load(slots[0]);
+		for (i = 0; i < 2 * CIDER_BUCKET_SLOTS; i++) {
+			b = (first + i / CIDER_BUCKET_SLOTS) % 2;
+			if (!cider_slot_empty(slots[b][i % CIDER_BUCKET_SLOTS]))
+				continue;
+			addr = cfg->bucket_off + loc.bucket[b] * CIDER_BUCKET_SIZE +
+			       (i % CIDER_BUCKET_SLOTS) * 8;
+			*hmap_find(&s->mem, addr, true) =
+				cider_slot_make(loc.fp, 0, 0, s->preload_base + k * cfg->block_size);
+			goto next;
 		}
 		fprintf(stderr, "cider-sim: both buckets of key %llu are full at preload\n",
 			(unsigned long long)k);
@@ -294,9 +300,9 @@ static void setup(struct sim *s)
 	cfg->chunk_size = 64 << 10;
 	cfg->block_size = cfg->index == CIDER_INDEX_HASH ? CIDER_SLOT_UNIT : CIDER_BLOCK_SIZE;
 	if (cfg->index == CIDER_INDEX_HASH) {
-		/* Two candidate slots per key on average: half full. */
+		/* Four slots per key: a quarter full, as RACE sizes for inserts. */
 		cfg->nr_buckets = 2;
-		while (cfg->nr_buckets * CIDER_BUCKET_SLOTS < 2 * s->nr_keys)
+		while (cfg->nr_buckets * CIDER_BUCKET_SLOTS < 4 * s->nr_keys)
 			cfg->nr_buckets *= 2;
 		cfg->bucket_off = cfg->index_off + CIDER_DIR_SIZE;
 		s->nr_locks = cfg->nr_buckets * CIDER_BUCKET_SLOTS;
