@@ -73,9 +73,14 @@ TEST(fingerprint_collisions_are_resolved_by_the_key)
 	ASSERT_EQ(CIDER_BLOCK_OK, cider_block_check(blk[1], 64, k0, 4, &v, &vl));
 	ASSERT_EQ(-1, cider_bucket_match(bucket, loc.fp, hit + 1));
 	ASSERT_EQ(0, cider_bucket_free(bucket));
+	ASSERT_EQ(3U, cider_bucket_load(bucket));
 	for (i = 0; i < CIDER_BUCKET_SLOTS; i++)
 		bucket[i] = cider_slot_make(1, 0, 0, 64 * (i + 1));
 	ASSERT_EQ(-1, cider_bucket_free(bucket));
+	ASSERT_EQ(8U, cider_bucket_load(bucket));
+	bucket[4] = cider_slot_make(0, 0, 7, 0);	/* emptied: version kept */
+	ASSERT_EQ(7U, cider_bucket_load(bucket));
+	ASSERT_EQ(4, cider_bucket_free(bucket));
 }
 
 TEST_HARNESS_MAIN
