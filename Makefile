@@ -21,9 +21,9 @@ KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/lin
 LIB_SRC := lib/cider.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
 SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/rawop
-CORE_SRC := kmod/core/credit.c kmod/core/backoff.c kmod/core/block.c
+CORE_SRC := kmod/core/credit.c kmod/core/backoff.c
 PROTO_SRC := $(addprefix kmod/core/,client.c lockqueue.c writecomb.c localwc.c contention.c alloc.c \
-	slab.c race.c hashindex.c)
+	slab.c race.c hashindex.c block.c)
 SIM_SRC := $(wildcard tools/cider-sim/*.c) $(PROTO_SRC) kmod/core/backoff.c lib/workload.c
 SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_HDR := $(wildcard kmod/core/*.h)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* YCSB-style workloads; see workload.h. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "workload.h"
@@ -103,4 +104,52 @@ enum cider_wl_op cider_workload_op(const struct cider_workload *w, struct cider_
 bool cider_workload_preloaded(const struct cider_workload *w, uint64_t key)
 {
 	return w->preload_all || (fnv1a64(key) & 1);
+}
+
+int cider_sizes_parse(const char *s, struct cider_sizes *z)
+{
+	char *end;
+
+	memset(z, 0, sizeof(*z));
+	if (!strcmp(s, "twitter")) {
+		z->kind = 2;
+		return 0;
+	}
+	if (!strncmp(s, "fixed:", 6)) {
+		z->a = z->b = (uint32_t)strtoul(s + 6, &end, 10);
+		return *end || z->a < 8 ? -1 : 0;
+	}
+	if (!strncmp(s, "uniform:", 8)) {
+		z->kind = 1;
+		z->a = (uint32_t)strtoul(s + 8, &end, 10);
+		if (*end != '-')
+			return -1;
+		z->b = (uint32_t)strtoul(end + 1, &end, 10);
+		return *end || z->a < 8 || z->b < z->a ? -1 : 0;
+	}
+	return -1;
+}
+
+uint32_t cider_sizes_next(const struct cider_sizes *z, struct cider_rng *r)
+{
+	uint64_t p;
+
+	switch (z->kind) {
+	case 1:
+		return z->a + (uint32_t)(cider_rng_next(r) % (z->b - z->a + 1));
+	case 2:
+		p = cider_rng_next(r) % 100;
+		if (p < 60)
+			return 8 + (uint32_t)(cider_rng_next(r) % 93);
+		if (p < 90)
+			return 100 + (uint32_t)(cider_rng_next(r) % 901);
+		return 1000 + (uint32_t)(cider_rng_next(r) % 3001);
+	default:
+		return z->a;
+	}
+}
+
+uint32_t cider_sizes_max(const struct cider_sizes *z)
+{
+	return z->kind == 2 ? 4000 : z->b;
 }

@@ -59,4 +59,19 @@ enum cider_wl_op cider_workload_op(const struct cider_workload *w, struct cider_
 /* Is @key present before the run (idu preloads every other key)? */
 bool cider_workload_preloaded(const struct cider_workload *w, uint64_t key);
 
+/*
+ * Value sizes: fixed:N, uniform:A-B, or twitter — a small-object mix in
+ * the spirit of the Twitter traces DecLock uses (about 400 bytes on
+ * average): 60 % of 8..100 bytes, 30 % of 100..1000, 10 % of 1000..4000.
+ * It is a stand-in with that mean, not the trace.
+ */
+struct cider_sizes {
+	int kind;		/* 0 fixed, 1 uniform, 2 twitter */
+	uint32_t a, b;
+};
+
+int cider_sizes_parse(const char *s, struct cider_sizes *z);
+uint32_t cider_sizes_next(const struct cider_sizes *z, struct cider_rng *r);
+uint32_t cider_sizes_max(const struct cider_sizes *z);
+
 #endif

@@ -15,7 +15,7 @@ bool cider_alloc_block(struct cider_client *c)
 	const struct cider_cfg *cfg = cfg_of(c);
 
 	PT_BEGIN(&c->pt_l2);
-	while (cider_slab_alloc(&cn->slab, 0, cider_now(c), &c->blk)) {
+	while (cider_slab_alloc(&cn->slab, cider_hashed(c) ? c->cls : 0, cider_now(c), &c->blk)) {
 		v_reset(c);
 		v_faa(c, cfg->alloc_cursor, cfg->chunk_size);
 		cider_post(c);
@@ -24,27 +24,60 @@ bool cider_alloc_block(struct cider_client *c)
 			c->blk = 0;
 			PT_EXIT(&c->pt_l2);
 		}
-		cider_slab_add_chunk(&cn->slab, 0, cfg->data_off + c->v[0].old);
+		cider_slab_add_chunk(&cn->slab, cider_hashed(c) ? c->cls : 0,
+				     cfg->data_off + c->v[0].old);
 	}
 	PT_END(&c->pt_l2);
 }
 
 /*
- * A block just unlinked by this client's CAS: recycle it after the grace
- * period.  Blocks outside the data area (preloaded ones) are not ours.
+ * The block a data pointer @word linked, just unlinked by this client's
+ * CAS: recycle it after the grace period.  Blocks outside the data area
+ * (preloaded ones) are not ours.
  */
-void cider_block_unlinked(struct cider_client *c, u64 off)
+void cider_block_unlinked(struct cider_client *c, u64 word)
 {
 	const struct cider_cfg *cfg = cfg_of(c);
+	u64 off = w_off(c, word);
 
 	if (off >= cfg->data_off && off < cfg->data_off + cfg->data_size_limit)
-		cider_slab_free(&c->cn->slab, 0, off, cider_now(c));
+		cider_slab_free(&c->cn->slab, cider_hashed(c) ? cider_slot_class(word) : 0,
+				off, cider_now(c));
+}
+
+/*
+ * Hash index: build the KV block for (c->key, c->wval, c->wvlen) in c->buf
+ * and describe the WRITE of it; the key is its 8-byte id and filler, the
+ * value its 8-byte id and filler, so that every byte is checked by CRC.
+ */
+void cider_block_build(struct cider_client *c)
+{
+	u32 klen = cfg_of(c)->key_len, n;
+
+	cider_key_bytes(c, c->buf + CIDER_BLOCK_HDR);
+	cider_fill(c->buf + CIDER_BLOCK_HDR + klen, c->wval, c->wvlen);
+	n = (u32)cider_block_seal(c->buf, c->wop, klen, c->wvlen);
+	v_add(c, CIDER_V_WRITE, c->blk, n)->buf = c->buf;
+}
+
+/* The bytes of c->key: its id (little-endian), then filler from it. */
+void cider_key_bytes(const struct cider_client *c, u8 *out)
+{
+	cider_fill(out, c->key, cfg_of(c)->key_len);
+}
+
+void cider_fill(u8 *out, u64 id, u32 len)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		out[i] = i < 8 ? (u8)(id >> (8 * i)) : (u8)(id * 31 + i);
 }
 
 /* A block this client allocated but never linked. */
 void cider_block_unused(struct cider_client *c)
 {
 	if (c->blk)
-		cider_slab_unused(&c->cn->slab, 0, c->blk);
+		cider_slab_unused(&c->cn->slab, cider_hashed(c) ? c->cls : 0, c->blk);
 	c->blk = 0;
 }

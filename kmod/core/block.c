@@ -40,6 +40,27 @@ int cider_block_encode(void *buf, u32 incarnation, const void *key, u32 key_len,
 	return (int)size;
 }
 
+int cider_block_seal(void *buf, u32 incarnation, u32 key_len, u32 value_len)
+{
+	struct cider_block_hdr h = { 0 };
+	int cls = cider_block_class(key_len, value_len);
+	u8 *b = buf;
+	u32 used;
+
+	if (cls < 0)
+		return -1;
+	used = CIDER_BLOCK_HDR + key_len + value_len;
+	h.key_len = (u16)key_len;
+	h.cls = (u8)cls;
+	h.value_len = value_len;
+	h.incarnation = incarnation;
+	memcpy(b, &h, sizeof(h));
+	memset(b + used, 0, (8 - used % 8) % 8);
+	h.crc = cider_crc32c(b + sizeof(h.crc), used - sizeof(h.crc));
+	memcpy(b, &h.crc, sizeof(h.crc));
+	return (int)((used + 7) / 8 * 8);
+}
+
 enum cider_block_check cider_block_check(const void *buf, u32 len, const void *key,
 					 u32 key_len, const void **value, u32 *value_len)
 {

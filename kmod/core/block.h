@@ -53,6 +53,13 @@ int cider_block_class(u32 key_len, u32 value_len);
 int cider_block_encode(void *buf, u32 incarnation, const void *key, u32 key_len,
 		       const void *value, u32 value_len);
 
+/*
+ * Finish a block whose key and value were written in place (at
+ * CIDER_BLOCK_HDR and after the key): header, padding, CRC.  Returns the
+ * bytes to write (rounded up to 8), or -1 for a bad length.
+ */
+int cider_block_seal(void *buf, u32 incarnation, u32 key_len, u32 value_len);
+
 enum cider_block_check {
 	CIDER_BLOCK_OK,
 	CIDER_BLOCK_TORN,	/* lengths or CRC do not add up: retry */

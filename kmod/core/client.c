@@ -76,6 +76,8 @@ bool cider_exec_write(struct cider_client *c)
 	c->blk = 0;
 	if (c->op == CIDER_UPDATE) {
 		cider_lwc_close(c);
+		if (cider_hashed(c))
+			c->cls = (u32)cider_block_class(cfg->key_len, c->wvlen);
 		PT_SPAWN(&c->pt_l1, cider_alloc_block(c));
 		if (!c->blk) {
 			c->res = CIDER_RES_NOSPC;
@@ -108,7 +110,9 @@ bool cider_exec_write(struct cider_client *c)
 		}
 		v_reset(c);
 		if (c->op == CIDER_UPDATE) {
-			if (!c->retries)
+			if (!c->retries && cider_hashed(c))
+				cider_block_build(c);
+			else if (!c->retries)
 				v_write(c, c->blk, c->key, c->wval);
 			c->cmp = w_make(c, w_ver(c, c->ptr), c->blk);
 		} else {
@@ -132,7 +136,7 @@ bool cider_exec_write(struct cider_client *c)
 		}
 	}
 	/* The replaced (or removed) block is unreachable now: recycle it. */
-	cider_block_unlinked(c, w_off(c, c->ptr));
+	cider_block_unlinked(c, c->ptr);
 	c->blk = 0;
 	c->ptr = c->cmp;
 	c->res = CIDER_RES_OK;
@@ -146,13 +150,18 @@ static bool cider_insert(struct cider_client *c)
 	u64 old;
 
 	PT_BEGIN(&c->pt_l1);
+	if (cider_hashed(c))
+		c->cls = (u32)cider_block_class(cfg_of(c)->key_len, c->wvlen);
 	PT_SPAWN(&c->pt_l1, cider_alloc_block(c));
 	if (!c->blk) {
 		c->res = CIDER_RES_NOSPC;
 		PT_EXIT(&c->pt_l1);
 	}
 	v_reset(c);
-	v_write(c, c->blk, c->key, c->val);
+	if (cider_hashed(c))
+		cider_block_build(c);
+	else
+		v_write(c, c->blk, c->key, c->val);
 	for (;;) {
 		if (w_off(c, c->ptr) && cider_hashed(c)) {
 			/* Another key's INSERT took the empty slot first. */
@@ -209,6 +218,7 @@ again:
 	c->res = CIDER_RES_NONE;
 	c->batch = 1;
 	c->wval = c->val;
+	c->wvlen = c->vlen;
 	c->wop = c->opid;
 	if (c->op == CIDER_UPDATE && cfg->local_wc && !c->lw && cider_lwc_join(c)) {
 		c->lw_member = true;
@@ -373,11 +383,12 @@ void cider_client_resume(struct cider_client *c)
 	}
 }
 
-void cider_client_start(struct cider_client *c, u8 op, u64 key, u64 val, u32 opid)
+void cider_client_start(struct cider_client *c, u8 op, u64 key, u64 val, u32 vlen, u32 opid)
 {
 	c->op = op;
 	c->key = key;
 	c->val = val;
+	c->vlen = vlen;
 	c->opid = opid;
 	c->writer = 0;
 	c->got = 0;
@@ -417,8 +428,13 @@ void cider_cn_init(struct cider_cn *cn, u32 id, const struct cider_cfg *cfg,
 	cn->nr_lwc = nr_lwc;
 	memset(lwc, 0, sizeof(*lwc) * nr_lwc);
 	cider_backoff_init(&cn->backoff, cfg->backoff_t0_ns, 10, 1000000, 0);
-	cider_slab_init(&cn->slab, cfg->block_size, 1, cfg->chunk_size, cfg->grace_ns,
-			ring, ring_cap);
+	/* The array's blocks are one size; the hash index's come in classes. */
+	if (cfg->index == CIDER_INDEX_HASH)
+		cider_slab_init(&cn->slab, CIDER_CLASS_MIN, CIDER_NR_CLASSES, cfg->chunk_size,
+				cfg->grace_ns, ring, ring_cap);
+	else
+		cider_slab_init(&cn->slab, cfg->block_size, 1, cfg->chunk_size, cfg->grace_ns,
+				ring, ring_cap);
 	for (i = 0; i < cfg->clients_per_cn; i++) {
 		memset(&clients[i], 0, sizeof(clients[i]));
 		clients[i].id = id * cfg->clients_per_cn + i;

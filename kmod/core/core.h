@@ -5,6 +5,7 @@
 
 #include "proto.h"
 #include "pt.h"
+#include "block.h"
 #include "race.h"
 
 /* Spawn a sub-protothread and wait until it finishes. */
@@ -36,7 +37,7 @@ static inline u32 w_ver(const struct cider_client *c, u64 w)
 static inline u64 w_make(const struct cider_client *c, u32 ver, u64 off)
 {
 	if (cider_hashed(c))
-		return cider_slot_make(off ? c->fp : 0, 0, ver, off);
+		return cider_slot_make(off ? c->fp : 0, off ? c->cls : 0, ver, off);
 	return cider_word(ver, off);
 }
 
@@ -105,8 +106,11 @@ void cider_wake(struct cider_client *c);
 
 /* alloc.c */
 bool cider_alloc_block(struct cider_client *c);
-void cider_block_unlinked(struct cider_client *c, u64 off);
+void cider_block_unlinked(struct cider_client *c, u64 word);
 void cider_block_unused(struct cider_client *c);
+void cider_block_build(struct cider_client *c);
+void cider_key_bytes(const struct cider_client *c, u8 *out);
+void cider_fill(u8 *out, u64 id, u32 len);
 
 /* lockqueue.c */
 struct cider_qnode *cider_qnode_get(struct cider_cn *cn, u64 id);

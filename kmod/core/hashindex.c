@@ -24,6 +24,38 @@ static void cider_use_slot(struct cider_client *c, u32 b, u32 i)
 	c->lver = w_ver(c, c->ptr);
 }
 
+/*
+ * Is the block in c->buf (@len bytes fetched) an intact block of c->key?
+ * Sets c->got to the value's first 8 bytes (its id) when it is.
+ */
+static enum cider_block_check cider_block_mine(struct cider_client *c, u32 len)
+{
+	const struct cider_cfg *cfg = cfg_of(c);
+	struct cider_block_hdr h;
+	enum cider_block_check r;
+	const void *v;
+	u32 vl, i;
+	u64 got = 0;
+
+	memcpy(&h, c->buf, sizeof(h));
+	/* Lengths and CRC first (against the block's own key bytes)... */
+	r = cider_block_check(c->buf, len, c->buf + CIDER_BLOCK_HDR, h.key_len, &v, &vl);
+	if (r != CIDER_BLOCK_OK)
+		return r;
+	/* ...then whether that key is ours. */
+	if (h.key_len != cfg->key_len)
+		return CIDER_BLOCK_OTHER_KEY;
+	for (i = 0; i < h.key_len; i++) {
+		u8 want = i < 8 ? (u8)(c->key >> (8 * i)) : (u8)(c->key * 31 + i);
+
+		if (c->buf[CIDER_BLOCK_HDR + i] != want)
+			return CIDER_BLOCK_OTHER_KEY;
+	}
+	memcpy(&got, v, vl < 8 ? vl : 8);
+	c->got = got;
+	return CIDER_BLOCK_OK;
+}
+
 /* INSERTs of a key serialize on its first bucket's lock (no duplicates). */
 void cider_locate_ilock(struct cider_client *c)
 {
@@ -43,6 +75,7 @@ void cider_locate_ilock(struct cider_client *c)
 bool cider_locate(struct cider_client *c)
 {
 	const struct cider_cfg *cfg = cfg_of(c);
+	enum cider_block_check r;
 	struct cider_hash_loc loc;
 	u32 b, i;
 	u64 w;
@@ -79,17 +112,23 @@ bool cider_locate(struct cider_client *c)
 		if (cider_slot_empty(w) || cider_slot_fp(w) != c->fp)
 			continue;
 		v_reset(c);
-		v_read(c, cider_slot_off(w), 16);
+		v_add(c, CIDER_V_READ, cider_slot_off(w),
+		      cider_class_size(cider_slot_class(w)))->buf = c->buf;
 		cider_post(c);
 		PT_YIELD(&c->pt_l1);
-		if (cider_now(c) - c->t0 > cfg->grace_ns / 2) {
-			c->relocate = true;	/* the block may be a reused one */
+		w = c->bkt[c->ci / 8][c->ci % 8];
+		r = cider_block_mine(c, cider_class_size(cider_slot_class(w)));
+		/*
+		 * Within the reclamation rule a block cannot be torn; beyond it,
+		 * it may be a reused one: either way, look again.
+		 */
+		if (cider_now(c) - c->t0 > cfg->grace_ns / 2 || r == CIDER_BLOCK_TORN) {
+			c->relocate = true;
 			PT_EXIT(&c->pt_l1);
 		}
-		if (c->v[0].data[0] != c->key)
-			continue;
+		if (r != CIDER_BLOCK_OK)
+			continue;		/* a fingerprint collision */
 		cider_use_slot(c, c->ci / 8, c->ci % 8);
-		c->got = c->v[0].data[1];
 		c->found = true;
 		PT_EXIT(&c->pt_l1);
 	}

@@ -44,16 +44,19 @@ bool cider_lwc_join(struct cider_client *c)
 		lw->open = true;
 		lw->cur = 0;
 		lw->val = c->val;
+		lw->vlen = c->vlen;
 		lw->op = c->opid;
 		return false;
 	}
 	if (lw->open) {
 		lw->cur |= bit;
 		lw->val = c->val;
+		lw->vlen = c->vlen;
 		lw->op = c->opid;
 	} else {
 		lw->next |= bit;
 		lw->next_val = c->val;
+		lw->next_vlen = c->vlen;
 		lw->next_op = c->opid;
 	}
 	return true;
@@ -69,11 +72,13 @@ void cider_lwc_close(struct cider_client *c)
 {
 	if (!cider_lwc_is_combiner(c)) {
 		c->wval = c->val;
+		c->wvlen = c->vlen;
 		c->wop = c->opid;
 		return;
 	}
 	c->lw->open = false;
 	c->wval = c->lw->val;
+	c->wvlen = c->lw->vlen;
 	c->wop = c->lw->op;
 }
 
@@ -143,6 +148,7 @@ void cider_lwc_finish(struct cider_client *c)
 	lw->next = 0;
 	lw->open = true;
 	lw->val = lw->next_val;
+	lw->vlen = lw->next_vlen;
 	lw->op = lw->next_op;
 	cn->clients[p].lw = lw;
 	cn->clients[p].lw_member = false;

@@ -30,6 +30,7 @@ struct cider_verb {
 	u64 arg0;		/* CAS: compare; FAA: add */
 	u64 arg1;		/* CAS: swap */
 	u64 data[8];		/* WRITE: in (16 bytes); READ: out (<= 64) */
+	void *buf;		/* when set: @len bytes in or out here instead */
 	u64 old;		/* atomics: out */
 };
 
@@ -74,6 +75,7 @@ struct cider_cfg {
 	u64 data_off;
 	u64 chunk_size;
 	u32 block_size;		/* array: 16; hash: 64 (slots count 64-byte units) */
+	u32 key_len;		/* hash: key bytes (8..1024): the id, then filler */
 	u64 data_size_limit;	/* bytes of the data area */
 	u64 lease_ns;		/* maximum lock hold time */
 	u64 grace_ns;		/* block reuse grace period (slab.h) */
@@ -149,6 +151,7 @@ struct cider_lwc {
 	u64 cur, next;		/* members (client index bits, so <= 64 clients) */
 	u64 val, next_val;	/* latest value of each batch */
 	u32 op, next_op;	/* and its operation */
+	u32 vlen, next_vlen;	/* and its length */
 };
 
 struct cider_cn {
@@ -181,7 +184,9 @@ struct cider_client {
 	u8 op;
 	u64 key;
 	u64 val;		/* INSERT/UPDATE: the value to write */
+	u32 vlen;		/* hash: its length in bytes (8..64 KiB) */
 	u64 wval;		/* the value actually written (local WC) */
+	u32 wvlen;
 	u32 wop;		/* and the operation it belongs to */
 	u32 opid;		/* caller's id for this operation */
 	u8 res;
@@ -213,6 +218,8 @@ struct cider_client {
 	u64 bkt[2][8];		/* hash: their slots as read */
 	u32 ci;			/* hash: candidate being checked */
 	u32 lver;		/* hash: the slot's version when located */
+	u32 cls;		/* hash: size class of the block being written */
+	u8 *buf;		/* hash: room for one block of the largest class */
 	u64 join_t;		/* when it joined a local WC batch */
 	struct cider_lwc *lw;
 	bool lw_member;
@@ -225,7 +232,8 @@ void cider_cn_init(struct cider_cn *cn, u32 id, const struct cider_cfg *cfg,
 		   struct cider_fabric *fab, struct cider_client *clients,
 		   struct cider_lwc *lwc, u32 nr_lwc,
 		   struct cider_slab_ent *ring, u32 ring_cap);
-void cider_client_start(struct cider_client *c, u8 op, u64 key, u64 val, u32 opid);
+/* ring: ring_cap entries per size class (1 class for the array, 12 for hash) */
+void cider_client_start(struct cider_client *c, u8 op, u64 key, u64 val, u32 vlen, u32 opid);
 void cider_client_resume(struct cider_client *c);
 void cider_client_timer(struct cider_client *c, u32 token);
 void cider_cn_on_msg(struct cider_cn *cn, const struct cider_msg *m);

@@ -312,8 +312,8 @@ static void check_final(struct sim *s, const struct chain_ev *ev, u64 nev)
 			      (unsigned long long)ev[nev - 1].word);
 		return;
 	}
-	if (off && (sim_mem_read(s, off) != ev->key ||
-		    sim_mem_read(s, off + 8) != (u64)ev[nev - 1].op + 1))
+	if (off && (sim_mem_read(s, s->cfg.index == CIDER_INDEX_HASH ? off + CIDER_BLOCK_HDR : off) !=
+		    ev->key || sim_mem_read_u64(s, sim_block_value_addr(s, off)) != (u64)ev[nev - 1].op + 1))
 		sim_violation(s, "key %llu: final block does not hold the last write's key and value",
 			      (unsigned long long)ev->key);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "layout.h"
+#include "block.h"
 #include "race.h"
 #include "sim.h"
 
@@ -27,6 +28,9 @@ static void usage(FILE *f)
 "  --mode M              osync, caslock, mcs or cider (required)\n"
 "  --index array|hash    the pointer array (default) or the RACE-style hash\n"
 "                        index (two candidate buckets per key, a quarter full)\n"
+"  --key-size N          hash: key bytes, 8..1024 (default 8)\n"
+"  --value-size D        hash: value bytes, fixed:N, uniform:A-B or twitter\n"
+"                        (a ~400-byte small-object mix); default fixed:8\n"
 "  --local-wc on|off     local write combining on each CN (default off)\n"
 "  --backoff on|off      SMART backoff in CAS retry loops: osync's pointer CAS\n"
 "                        and the MCS enqueue (default on; caslock always)\n"
@@ -103,6 +107,8 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "history", required_argument, NULL, 'H' },
 		{ "steady-memory", no_argument, NULL, 'S' },
 		{ "data-kb", required_argument, NULL, 'D' },
+		{ "key-size", required_argument, NULL, 'K' },
+		{ "value-size", required_argument, NULL, 'V' },
 		{ "initial-credit", required_argument, NULL, 'I' },
 		{ "hotness", required_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
@@ -214,6 +220,16 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 			if (parse_u64(optarg, 64, 1ULL << 32, &s->data_kb))
 				goto bad;
 			break;
+		case 'K':
+			if (parse_u64(optarg, 8, CIDER_MAX_KEY, &v))
+				goto bad;
+			s->cfg.key_len = (u32)v;
+			break;
+		case 'V':
+			if (cider_sizes_parse(optarg, &s->vsize) ||
+			    cider_sizes_max(&s->vsize) > CIDER_MAX_VALUE)
+				goto bad;
+			break;
 		case 'I':
 			if (parse_u64(optarg, 1, 1000000, &v))
 				goto bad;
@@ -276,7 +292,8 @@ static void preload_hash(struct sim *s)
 			addr = cfg->bucket_off + loc.bucket[b] * CIDER_BUCKET_SIZE +
 			       (i % CIDER_BUCKET_SLOTS) * 8;
 			*hmap_find(&s->mem, addr, true) =
-				cider_slot_make(loc.fp, 0, 0, s->preload_base + k * cfg->block_size);
+				cider_slot_make(loc.fp, (u32)cider_block_class(cfg->key_len, 8), 0,
+						s->preload_base + k * s->preload_stride);
 			goto next;
 		}
 		fprintf(stderr, "cider-sim: both buckets of key %llu are full at preload\n",
@@ -300,6 +317,16 @@ static void setup(struct sim *s)
 	cfg->chunk_size = 64 << 10;
 	cfg->block_size = cfg->index == CIDER_INDEX_HASH ? CIDER_SLOT_UNIT : CIDER_BLOCK_SIZE;
 	if (cfg->index == CIDER_INDEX_HASH) {
+		/* Chunks hold whole blocks of the largest class (128 KiB). */
+		cfg->chunk_size = 1 << 20;
+		s->buf_size = cider_class_size((u32)cider_block_class(cfg->key_len,
+								     cider_sizes_max(&s->vsize)));
+		s->preload_stride = cider_class_size((u32)cider_block_class(cfg->key_len, 8));
+		s->ring_cap = SIM_RING_HASH;
+	} else {
+		s->ring_cap = SIM_RING;
+	}
+	if (cfg->index == CIDER_INDEX_HASH) {
 		/* Four slots per key: a quarter full, as RACE sizes for inserts. */
 		cfg->nr_buckets = 2;
 		while (cfg->nr_buckets * CIDER_BUCKET_SLOTS < 4 * s->nr_keys)
@@ -316,8 +343,8 @@ static void setup(struct sim *s)
 		cfg->data_off = align_up(cfg->lock_off + 16 * s->nr_keys, cfg->chunk_size);
 	}
 	cfg->data_size_limit = s->data_kb ? align_up(s->data_kb << 10, cfg->chunk_size) :
-			       align_up(s->ops_target * 4 * cfg->block_size +
-					(u64)s->nr_cns * cfg->chunk_size * 8, cfg->chunk_size);
+			       align_up(s->ops_target * 4 * (cfg->block_size + s->buf_size) +
+					(u64)s->nr_cns * cfg->chunk_size * 16, cfg->chunk_size);
 	cfg->alloc_cursor = offsetof(struct cider_mn_sb, alloc_cursor);
 	cfg->lease_ns = s->p.lease_ps / NS;
 	cfg->grace_ns = s->p.grace_ps / NS;
@@ -337,21 +364,29 @@ static void setup(struct sim *s)
 	s->cns = calloc(s->nr_cns, sizeof(*s->cns));
 	s->clients = calloc(s->nr_clients, sizeof(*s->clients));
 	s->lwc = calloc((size_t)s->nr_clients, sizeof(*s->lwc));
-	s->ring = calloc((size_t)s->nr_cns * SIM_RING, sizeof(*s->ring));
+	s->ring = calloc((size_t)s->nr_cns * s->ring_cap *
+			 (cfg->index == CIDER_INDEX_HASH ? CIDER_NR_CLASSES : 1), sizeof(*s->ring));
+	s->bufs = s->buf_size ? calloc((size_t)s->nr_clients, s->buf_size) : NULL;
 	s->qp_ready = calloc(s->nr_clients, sizeof(u64));
 	s->batch_done = calloc(s->nr_clients, sizeof(u64));
 	s->cur_op = calloc(s->nr_clients, sizeof(u32));
 	s->msg_last = calloc((size_t)s->nr_cns * s->nr_cns, sizeof(u64));
 	s->cn_nic_free = calloc(s->nr_cns, sizeof(u64));
 	if (!s->cns || !s->clients || !s->lwc || !s->qp_ready || !s->batch_done ||
-	    !s->cur_op || !s->msg_last || !s->cn_nic_free || !s->ring) {
+	    !s->cur_op || !s->msg_last || !s->cn_nic_free || !s->ring ||
+	    (s->buf_size && !s->bufs)) {
 		fprintf(stderr, "cider-sim: out of memory\n");
 		exit(1);
 	}
 	sim_init_model(s);
 	for (i = 0; i < s->nr_cns; i++)
 		cider_cn_init(&s->cns[i], i, cfg, &s->fab, &s->clients[i * s->cpc],
-			      &s->lwc[i * s->cpc], s->cpc, &s->ring[(u64)i * SIM_RING], SIM_RING);
+			      &s->lwc[i * s->cpc], s->cpc,
+			      &s->ring[(u64)i * s->ring_cap *
+				       (cfg->index == CIDER_INDEX_HASH ? CIDER_NR_CLASSES : 1)],
+			      s->ring_cap);
+	for (i = 0; s->bufs && i < s->nr_clients; i++)
+		s->clients[i].buf = s->bufs + (size_t)i * s->buf_size;
 	if (cfg->index == CIDER_INDEX_HASH)
 		preload_hash(s);
 	s->jitter = !strcmp(s->faults, "jitter") || !strcmp(s->faults, "all");
@@ -495,6 +530,7 @@ static void teardown(struct sim *s)
 	free(s->clients);
 	free(s->lwc);
 	free(s->ring);
+	free(s->bufs);
 	free(s->qp_ready);
 	free(s->batch_done);
 	free(s->cur_op);
@@ -526,6 +562,8 @@ int main(int argc, char **argv)
 	s.theta = 0.99;
 	s.faults = "none";
 	s.cfg.backoff = true;
+	s.cfg.key_len = 8;
+	cider_sizes_parse("fixed:8", &s.vsize);
 	s.initial_credit = 36;
 	s.hotness = 2;
 	cider_workload_get("a", &s.wl);

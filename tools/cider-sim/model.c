@@ -130,6 +130,21 @@ u64 sim_mem_read(struct sim *s, u64 addr)
 		return cider_workload_preloaded(&s->wl, k) ?
 		       cider_word(0, s->preload_base + k * s->cfg.block_size) : 0;
 	}
+	if (addr >= s->preload_base && s->cfg.index == CIDER_INDEX_HASH) {
+		/* A real block (header, CRC): key k, an 8-byte value 1 << 63 | k. */
+		u8 blk[2048];
+		u64 in = (addr - s->preload_base) % s->preload_stride, w;
+		u32 i;
+
+		k = (addr - s->preload_base) / s->preload_stride;
+		for (i = 0; i < s->cfg.key_len; i++)
+			blk[CIDER_BLOCK_HDR + i] = i < 8 ? (u8)(k >> (8 * i)) : (u8)(k * 31 + i);
+		w = 1ULL << 63 | k;
+		memcpy(blk + CIDER_BLOCK_HDR + s->cfg.key_len, &w, 8);
+		cider_block_seal(blk, 0, s->cfg.key_len, 8);
+		memcpy(&w, blk + in, 8);
+		return in + 8 <= CIDER_BLOCK_HDR + s->cfg.key_len + 8 + 8 ? w : 0;
+	}
 	if (addr >= s->preload_base) {
 		u64 in = (addr - s->preload_base) % s->cfg.block_size;
 
@@ -137,6 +152,23 @@ u64 sim_mem_read(struct sim *s, u64 addr)
 		return in == 0 ? k : in == 8 ? 1ULL << 63 | k : 0;
 	}
 	return 0;
+}
+
+/* 8 bytes at any byte address, little-endian, from the word-level memory. */
+u64 sim_mem_read_u64(struct sim *s, u64 addr)
+{
+	u64 lo = sim_mem_read(s, addr & ~7ULL), hi, sh = (addr & 7) * 8;
+
+	if (!sh)
+		return lo;
+	hi = sim_mem_read(s, (addr & ~7ULL) + 8);
+	return lo >> sh | hi << (64 - sh);
+}
+
+/* Where a block at @off keeps its value (its first 8 bytes: the op id). */
+u64 sim_block_value_addr(const struct sim *s, u64 off)
+{
+	return s->cfg.index == CIDER_INDEX_HASH ? off + CIDER_BLOCK_HDR + s->cfg.key_len : off + 8;
 }
 
 static void mem_write(struct sim *s, u64 addr, u64 val)
@@ -163,7 +195,7 @@ static u64 changed_key(struct sim *s, u64 addr, u64 old, u64 new)
 {
 	if (s->cfg.index == CIDER_INDEX_ARRAY)
 		return (addr - s->cfg.index_off) / 8;
-	return sim_mem_read(s, sim_word_off(s, sim_word_off(s, new) ? new : old));
+	return sim_mem_read(s, sim_word_off(s, sim_word_off(s, new) ? new : old) + CIDER_BLOCK_HDR);
 }
 
 void sim_violation(struct sim *s, const char *fmt, ...)
@@ -184,7 +216,7 @@ static u32 installed_op(struct sim *s, u32 client, u64 word)
 
 	if (!off)
 		return s->cur_op[client];	/* a DELETE: whoever CASed */
-	val = sim_mem_read(s, off + 8);
+	val = sim_mem_read_u64(s, sim_block_value_addr(s, off));
 	return val >> 63 ? UINT32_MAX : (u32)(val - 1);
 }
 
@@ -215,12 +247,23 @@ static void verb_exec(struct sim *s, u32 ci, u32 i)
 	s->verbs[v->op]++;
 	switch (v->op) {
 	case CIDER_V_READ:
-		for (k = 0; k < v->len / 8 && k < 8; k++)
-			v->data[k] = sim_mem_read(s, v->addr + 8 * k);
+		for (k = 0; k < v->len / 8; k++) {
+			u64 w = sim_mem_read(s, v->addr + 8 * k);
+
+			if (v->buf)
+				memcpy((u8 *)v->buf + 8 * k, &w, 8);
+			else if (k < 8)
+				v->data[k] = w;
+		}
 		break;
 	case CIDER_V_WRITE:
-		mem_write(s, v->addr, v->data[0]);
-		mem_write(s, v->addr + 8, v->data[1]);
+		for (k = 0; k < (v->buf ? v->len / 8 : 2); k++) {
+			u64 w = v->data[k & 1];
+
+			if (v->buf)
+				memcpy(&w, (u8 *)v->buf + 8 * k, 8);
+			mem_write(s, v->addr + 8 * k, w);
+		}
 		break;
 	case CIDER_V_FAA:
 		v->old = sim_mem_read(s, v->addr);
@@ -456,7 +499,9 @@ static void start_op(struct sim *s, struct cider_client *c)
 	o->inv = s->now;
 	s->t_last_issue = s->now;
 	s->ops_issued++;
-	cider_client_start(c, o->op, o->key, o->arg, s->cur_op[c->id]);
+	cider_client_start(c, o->op, o->key, o->arg,
+			   s->cfg.index == CIDER_INDEX_HASH ? cider_sizes_next(&s->vsize, &s->rng) : 8,
+			   s->cur_op[c->id]);
 }
 
 /* A client in the middle of a lock operation, if any (for crashes). */

@@ -18,7 +18,8 @@
 #define NS 1000ULL
 #define US (1000 * NS)
 #define MS (1000 * US)
-#define SIM_RING 16384		/* grace FIFO entries per CN */
+#define SIM_RING 16384		/* grace FIFO entries per CN (array) */
+#define SIM_RING_HASH 2048	/* per CN and size class (hash) */
 
 /* Every figure of the model; Documentation/simulator.rst gives sources. */
 struct sim_params {
@@ -126,6 +127,9 @@ struct sim {
 	u64 data_kb;		/* --data-kb: the MN's data area, 0: ample */
 	u32 initial_credit, hotness;	/* Algorithm 1 parameters */
 	u64 nr_locks;		/* lock entries: one per key or per slot */
+	struct cider_sizes vsize;	/* hash: value sizes */
+	u8 *bufs;		/* hash: one block buffer per client */
+	u32 buf_size, ring_cap, preload_stride;
 	u64 t_last_issue;
 };
 
@@ -136,6 +140,8 @@ void sim_check(struct sim *s);
 void sim_trace(void *priv, struct cider_client *c, u8 type, u64 key, u64 a, u64 b);
 u64 sim_mem_read(struct sim *s, u64 addr);
 u64 sim_word_off(const struct sim *s, u64 w);
+u64 sim_mem_read_u64(struct sim *s, u64 addr);	/* any alignment */
+u64 sim_block_value_addr(const struct sim *s, u64 off);
 void history_write(struct sim *s, const struct op_rec *o);
 
 #endif
