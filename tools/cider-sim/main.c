@@ -29,6 +29,7 @@ static void usage(FILE *f)
 "  --index array|hash    the pointer array (default) or the RACE-style hash\n"
 "                        index (two candidate buckets per key, a quarter full)\n"
 "  --key-size N          hash: key bytes, 8..1024 (default 8)\n"
+"  --buckets N           hash: buckets (default: 4 slots per key)\n"
 "  --value-size D        hash: value bytes, fixed:N, uniform:A-B or twitter\n"
 "                        (a ~400-byte small-object mix); default fixed:8\n"
 "  --local-wc on|off     local write combining on each CN (default off)\n"
@@ -108,6 +109,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "steady-memory", no_argument, NULL, 'S' },
 		{ "data-kb", required_argument, NULL, 'D' },
 		{ "key-size", required_argument, NULL, 'K' },
+		{ "buckets", required_argument, NULL, 'b' },
 		{ "value-size", required_argument, NULL, 'V' },
 		{ "initial-credit", required_argument, NULL, 'I' },
 		{ "hotness", required_argument, NULL, 'T' },
@@ -218,6 +220,10 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		case 'S': s->steady_memory = true; break;
 		case 'D':
 			if (parse_u64(optarg, 64, 1ULL << 32, &s->data_kb))
+				goto bad;
+			break;
+		case 'b':
+			if (parse_u64(optarg, 2, 1ULL << 40, &s->buckets))
 				goto bad;
 			break;
 		case 'K':
@@ -331,6 +337,8 @@ static void setup(struct sim *s)
 		cfg->nr_buckets = 2;
 		while (cfg->nr_buckets * CIDER_BUCKET_SLOTS < 4 * s->nr_keys)
 			cfg->nr_buckets *= 2;
+		if (s->buckets)
+			cfg->nr_buckets = s->buckets;
 		cfg->bucket_off = cfg->index_off + CIDER_DIR_SIZE;
 		s->nr_locks = cfg->nr_buckets * CIDER_BUCKET_SLOTS;
 		cfg->lock_off = align_up(cfg->bucket_off + cfg->nr_buckets * CIDER_BUCKET_SIZE,

@@ -130,6 +130,7 @@ struct sim {
 	struct cider_sizes vsize;	/* hash: value sizes */
 	u8 *bufs;		/* hash: one block buffer per client */
 	u32 buf_size, ring_cap, preload_stride;
+	u64 buckets;		/* --buckets: 0, four slots per key */
 	u64 t_last_issue;
 };
 
