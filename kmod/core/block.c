@@ -17,27 +17,18 @@ int cider_block_class(u32 key_len, u32 value_len)
 int cider_block_encode(void *buf, u32 incarnation, const void *key, u32 key_len,
 		       const void *value, u32 value_len)
 {
-	struct cider_block_hdr h = { 0 };
 	int cls = cider_block_class(key_len, value_len);
 	u8 *b = buf;
-	u32 size, used;
+	u32 used = CIDER_BLOCK_HDR + key_len + value_len;
 
 	if (cls < 0)
 		return -1;
-	size = cider_class_size((u32)cls);
-	used = CIDER_BLOCK_HDR + key_len + value_len;
-	h.key_len = (u16)key_len;
-	h.cls = (u8)cls;
-	h.value_len = value_len;
-	h.incarnation = incarnation;
-	memcpy(b, &h, sizeof(h));
 	memcpy(b + CIDER_BLOCK_HDR, key, key_len);
 	if (value_len)
 		memcpy(b + CIDER_BLOCK_HDR + key_len, value, value_len);
-	memset(b + used, 0, size - used);
-	h.crc = cider_crc32c(b + sizeof(h.crc), used - sizeof(h.crc));
-	memcpy(b, &h.crc, sizeof(h.crc));
-	return (int)size;
+	memset(b + used, 0, cider_class_size((u32)cls) - used);
+	cider_block_seal(buf, incarnation, key_len, value_len);
+	return (int)cider_class_size((u32)cls);
 }
 
 int cider_block_seal(void *buf, u32 incarnation, u32 key_len, u32 value_len)
