@@ -333,7 +333,17 @@ again:
 		c->ptr = q->ptr;
 		c->ptr_hint = true;
 	}
-	if (q->state == CIDER_Q_COMBINED) {			/* participant */
+	if (q->state == CIDER_Q_COMBINED && c->op != CIDER_UPDATE) {
+		/*
+		 * Only UPDATEs combine.  A DELETE is queued last, but a client
+		 * holding a pointer read before the version wrapped can queue
+		 * behind it; if a batch then covers the DELETE, it did not
+		 * happen: pass the result on and start over.
+		 */
+		cider_qnode_owner_done(q);
+		c->qn = NULL;
+		goto again;
+	} else if (q->state == CIDER_Q_COMBINED) {		/* participant */
 		c->res = q->result;
 		c->writer = q->writer;
 		c->batch = 2;
@@ -350,7 +360,8 @@ again:
 		} else {
 			PT_SPAWN(&c->pt_op, cider_lock_release(c));
 		}
-	} else if (cfg->mode == CIDER_MODE_CIDER && q->next) {	/* coordinator */
+	} else if (cfg->mode == CIDER_MODE_CIDER && q->next && c->op == CIDER_UPDATE) {
+		/* coordinator: a DELETE with a successor just deletes and hands over */
 		c->batch = 2;
 		PT_SPAWN(&c->pt_op, cider_wc_coordinate(c));
 		if (c->restart) {
