@@ -15,6 +15,16 @@ bool cider_alloc_block(struct cider_client *c)
 	const struct cider_cfg *cfg = cfg_of(c);
 
 	PT_BEGIN(&c->pt_l2);
+	if (cider_slab_fence_due(&cn->slab, cider_hashed(c) ? c->cls : 0, cider_now(c))) {
+		/* The oldest freed block waits for the reader fence (slab.h). */
+		c->fence_t = cider_now(c);
+		v_reset(c);
+		v_read(c, cfg->rfence, 8);
+		cider_post(c);
+		PT_YIELD(&c->pt_l2);
+		if (!c->v[0].data[0])
+			cider_slab_fence_clear(&cn->slab, c->fence_t);
+	}
 	while (cider_slab_alloc(&cn->slab, cider_hashed(c) ? c->cls : 0, cider_now(c), &c->blk)) {
 		v_reset(c);
 		v_faa(c, cfg->alloc_cursor, cfg->chunk_size);
@@ -80,4 +90,30 @@ void cider_block_unused(struct cider_client *c)
 	if (c->blk)
 		cider_slab_unused(&c->cn->slab, cider_hashed(c) ? c->cls : 0, c->blk);
 	c->blk = 0;
+}
+
+/* Sub-protothread: announce this client on the reader fence (slab.h). */
+bool cider_fence_enter(struct cider_client *c)
+{
+	PT_BEGIN(&c->pt_l1);
+	v_reset(c);
+	v_faa(c, cfg_of(c)->rfence, 1);
+	cider_post(c);
+	PT_YIELD(&c->pt_l1);
+	c->fenced = true;
+	c->fences++;
+	PT_END(&c->pt_l1);
+}
+
+/* Sub-protothread: this client's READs are done; reuse may go on. */
+bool cider_fence_leave(struct cider_client *c)
+{
+	PT_BEGIN(&c->pt_l1);
+	v_reset(c);
+	v_faa(c, cfg_of(c)->rfence, (u64)-1);
+	cider_post(c);
+	PT_YIELD(&c->pt_l1);
+	c->fenced = false;
+	c->late = 0;
+	PT_END(&c->pt_l1);
 }

@@ -220,7 +220,8 @@ again:
 	c->wval = c->val;
 	c->wvlen = c->vlen;
 	c->wop = c->opid;
-	if (c->op == CIDER_UPDATE && cfg->local_wc && !c->lw && cider_lwc_join(c)) {
+	if (c->op == CIDER_UPDATE && cfg->local_wc && !c->lw && !c->fenced &&
+	    cider_lwc_join(c)) {
 		c->lw_member = true;
 		while (c->lw_member) {
 			cider_park(c);
@@ -237,9 +238,13 @@ again:
 		}
 	}
 
+	if (c->late >= CIDER_LATE_READS && !c->fenced)
+		PT_SPAWN(&c->pt_op, cider_fence_enter(c));
 	PT_SPAWN(&c->pt_op, cider_locate(c));
 	if (c->relocate)
 		goto again;
+	if (c->fenced && c->op != CIDER_SEARCH && c->op != CIDER_INSERT)
+		PT_SPAWN(&c->pt_op, cider_fence_leave(c));
 
 	if (c->op == CIDER_SEARCH) {
 		if (!c->found) {
@@ -257,8 +262,9 @@ again:
 		 * The reclamation rule (slab.h): bytes read more than half a
 		 * grace period after the pointer may be a reused block's.
 		 */
-		if (cider_now(c) - c->t0 > cfg->grace_ns / 2) {
+		if (!c->fenced && cider_now(c) - c->t0 > cfg->grace_ns / 2) {
 			c->read_retries++;
+			c->late++;
 			goto again;
 		}
 		/* Within the rule, the block is the key's: else the checker flags it. */
@@ -275,6 +281,8 @@ again:
 		cider_locate_ilock(c);
 		PT_SPAWN(&c->pt_op, cider_caslock_acquire(c));
 		do {
+			if (c->late >= CIDER_LATE_READS && !c->fenced)
+				PT_SPAWN(&c->pt_op, cider_fence_enter(c));
 			PT_SPAWN(&c->pt_op, cider_locate(c));
 			if (c->relocate)
 				continue;
@@ -378,6 +386,8 @@ again:
 	if (cfg->mode == CIDER_MODE_CIDER && c->op == CIDER_UPDATE)
 		cider_cont_after_pess(c->cn, c->key, c->batch);
 done:
+	if (c->fenced)
+		PT_SPAWN(&c->pt_op, cider_fence_leave(c));
 	if (c->lw)
 		cider_lwc_finish(c);
 	PT_END(&c->pt_op);
@@ -407,6 +417,8 @@ void cider_client_start(struct cider_client *c, u8 op, u64 key, u64 val, u32 vle
 	c->lw_member = false;
 	c->qn = NULL;
 	c->mm_since = 0;
+	c->late = 0;
+	c->fenced = false;
 	c->pt_op = 0;
 	c->pt_l1 = 0;
 	c->pt_l2 = 0;
@@ -446,6 +458,8 @@ void cider_cn_init(struct cider_cn *cn, u32 id, const struct cider_cfg *cfg,
 	else
 		cider_slab_init(&cn->slab, cfg->block_size, 1, cfg->chunk_size, cfg->grace_ns,
 				ring, ring_cap);
+	if (cfg->rfence)
+		cider_slab_use_fence(&cn->slab);
 	for (i = 0; i < cfg->clients_per_cn; i++) {
 		memset(&clients[i], 0, sizeof(clients[i]));
 		clients[i].id = id * cfg->clients_per_cn + i;

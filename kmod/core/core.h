@@ -111,6 +111,8 @@ void cider_block_unused(struct cider_client *c);
 void cider_block_build(struct cider_client *c);
 void cider_key_bytes(const struct cider_client *c, u8 *out);
 void cider_fill(u8 *out, u64 id, u32 len);
+bool cider_fence_enter(struct cider_client *c);
+bool cider_fence_leave(struct cider_client *c);
 
 /* lockqueue.c */
 struct cider_qnode *cider_qnode_get(struct cider_cn *cn, u64 id);

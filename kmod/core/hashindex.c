@@ -122,7 +122,9 @@ bool cider_locate(struct cider_client *c)
 		 * Within the reclamation rule a block cannot be torn; beyond it,
 		 * it may be a reused one: either way, look again.
 		 */
-		if (cider_now(c) - c->t0 > cfg->grace_ns / 2 || r == CIDER_BLOCK_TORN) {
+		if ((!c->fenced && cider_now(c) - c->t0 > cfg->grace_ns / 2) ||
+		    r == CIDER_BLOCK_TORN) {
+			c->late += r != CIDER_BLOCK_TORN;
 			c->relocate = true;
 			PT_EXIT(&c->pt_l1);
 		}

@@ -46,7 +46,8 @@ struct cider_mn_sb {
 	u64 data_size;
 	u64 alloc_cursor;	/* bytes of the data area claimed, by FAA */
 	u64 probe;		/* scratch word for attach-time atomic probes */
-	u64 reserved[16];
+	u64 reader_fence;	/* readers that reclamation must wait for (slab.h) */
+	u64 reserved[15];
 };
 
 /*

@@ -72,6 +72,7 @@ struct cider_cfg {
 	u64 index_off;		/* from the superblock */
 	u64 lock_off;
 	u64 alloc_cursor;	/* address of sb.alloc_cursor */
+	u64 rfence;		/* address of sb.reader_fence (slab.h) */
 	u64 data_off;
 	u64 chunk_size;
 	u32 block_size;		/* array: 16; hash: 64 (slots count 64-byte units) */
@@ -225,6 +226,10 @@ struct cider_client {
 	bool lw_member;
 	struct cider_client_stats st;
 	u32 read_retries;	/* SEARCHes redone by the grace rule */
+	u32 late;		/* this op's READs that missed the rule */
+	bool fenced;		/* announced on the reader fence (slab.h) */
+	u64 fence_t;		/* when the fence READ was posted */
+	u32 fences;		/* operations that had to announce */
 };
 
 /* core API */

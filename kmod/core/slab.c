@@ -12,6 +12,12 @@ void cider_slab_init(struct cider_slab *s, u32 unit, u32 nr_cls, u64 chunk_size,
 	s->grace_ns = grace_ns;
 	s->ring = ring;
 	s->cap = cap;
+	s->fence_ok = ~0ULL;
+}
+
+void cider_slab_use_fence(struct cider_slab *s)
+{
+	s->fence_ok = 0;
 }
 
 static u64 cider_slab_size(const struct cider_slab *s, u32 cls)
@@ -24,6 +30,32 @@ static struct cider_slab_ent *cider_slab_at(struct cider_slab *s, u32 cls, u32 i
 	return &s->ring[(u64)cls * s->cap + (s->head[cls] + i) % s->cap];
 }
 
+static bool cider_slab_graced(const struct cider_slab *s, const struct cider_slab_ent *e, u64 now)
+{
+	return e->t == CIDER_SLAB_NOW || now - e->t >= s->grace_ns;
+}
+
+bool cider_slab_fence_due(struct cider_slab *s, u32 cls, u64 now)
+{
+	struct cider_slab_ent *e;
+
+	if (!s->n[cls])
+		return false;
+	e = cider_slab_at(s, cls, 0);
+	if (!cider_slab_graced(s, e, now) || e->t == CIDER_SLAB_NOW || e->t <= s->fence_ok)
+		return false;
+	if (s->fence_asked && now - s->fence_asked < s->grace_ns / 4)
+		return false;
+	s->fence_asked = now;
+	return true;
+}
+
+void cider_slab_fence_clear(struct cider_slab *s, u64 asked)
+{
+	if (asked > s->fence_ok)
+		s->fence_ok = asked;
+}
+
 int cider_slab_alloc(struct cider_slab *s, u32 cls, u64 now, u64 *off)
 {
 	u64 size = cider_slab_size(s, cls);
@@ -32,7 +64,8 @@ int cider_slab_alloc(struct cider_slab *s, u32 cls, u64 now, u64 *off)
 	/* The oldest freed block first, once its grace period is over. */
 	if (s->n[cls]) {
 		e = cider_slab_at(s, cls, 0);
-		if (e->t == CIDER_SLAB_NOW || now - e->t >= s->grace_ns) {
+		if (cider_slab_graced(s, e, now) &&
+		    (e->t == CIDER_SLAB_NOW || e->t <= s->fence_ok)) {
 			*off = e->off;
 			s->head[cls] = (s->head[cls] + 1) % s->cap;
 			s->n[cls]--;

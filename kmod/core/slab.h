@@ -18,6 +18,19 @@
  * are the ones that were reachable.  G/2 leaves room for the two clocks
  * to run at different rates.  The block CRC (block.h) is the second line
  * of defence: a reader that did see a reuse sees a bad CRC or another key.
+ *
+ * The reader fence: the rule alone cannot promise progress.  Under load a
+ * READ can take longer than G/2, and a reader that misses the rule every
+ * time never finishes (the random soak found SEARCHes that spun forever).
+ * So a reader that missed it CIDER_LATE_READS times in a row announces
+ * itself: FAA +1 on the MN's reader fence word, then reads with no time
+ * limit, then FAA -1.  A CN reuses a block only if, besides its grace
+ * period, a READ of the fence that returned 0 was posted after the block
+ * was unlinked (fence_ok below).  An announced reader's pointer READ runs
+ * after its FAA, so any block it can reach is unlinked after that FAA; a
+ * fence READ that follows the unlink sees the announcement until the
+ * reader is done.  The fence is READ at most every G/4 per CN, and only
+ * when the oldest freed block waits for it.
  */
 #ifndef _CIDER_CORE_SLAB_H
 #define _CIDER_CORE_SLAB_H
@@ -43,7 +56,11 @@ struct cider_slab {
 	u64 claimed;		/* bytes of chunks claimed from the MN */
 	u64 live;		/* bytes of blocks handed out, not freed */
 	u64 leaked;		/* frees that found the FIFO full */
+	u64 fence_ok;		/* a zero reader fence was READ from here on */
+	u64 fence_asked;	/* when the fence was last READ */
 };
+
+#define CIDER_LATE_READS 3
 
 /* @ring: caller-provided room for @cap entries for each of @nr_cls classes. */
 void cider_slab_init(struct cider_slab *s, u32 unit, u32 nr_cls, u64 chunk_size,
@@ -58,5 +75,11 @@ void cider_slab_add_chunk(struct cider_slab *s, u32 cls, u64 off);
 bool cider_slab_free(struct cider_slab *s, u32 cls, u64 off, u64 now);
 /* Free a block that was never linked: reusable at once. */
 void cider_slab_unused(struct cider_slab *s, u32 cls, u64 off);
+/* Reuse blocks only after a zero reader fence (off until this is called). */
+void cider_slab_use_fence(struct cider_slab *s);
+/* Should the fence be READ now?  True at most once per G/4. */
+bool cider_slab_fence_due(struct cider_slab *s, u32 cls, u64 now);
+/* A READ of the fence posted at @asked returned 0. */
+void cider_slab_fence_clear(struct cider_slab *s, u64 asked);
 
 #endif

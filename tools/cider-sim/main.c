@@ -354,6 +354,7 @@ static void setup(struct sim *s)
 			       align_up(s->ops_target * 4 * (cfg->block_size + s->buf_size) +
 					(u64)s->nr_cns * cfg->chunk_size * 16, cfg->chunk_size);
 	cfg->alloc_cursor = offsetof(struct cider_mn_sb, alloc_cursor);
+	cfg->rfence = offsetof(struct cider_mn_sb, reader_fence);
 	cfg->lease_ns = s->p.lease_ps / NS;
 	cfg->grace_ns = s->p.grace_ps / NS;
 	s->p.preempt_ps = 4 * s->p.grace_ps < s->p.lease_ps / 10 ? 4 * s->p.grace_ps :
@@ -413,7 +414,7 @@ static int cmp_u64(const void *a, const void *b)
 
 struct report {
 	double mops, p50, p99, model_ms;
-	u64 done, updates, pess, combined, installers, cas_fail, read_retries, nospc;
+	u64 done, updates, pess, combined, installers, cas_fail, read_retries, nospc, fenced;
 };
 
 static void summarize(struct sim *s, struct report *r)
@@ -445,6 +446,7 @@ static void summarize(struct sim *s, struct report *r)
 	for (i = 0; i < s->nr_clients; i++) {
 		r->cas_fail += s->clients[i].st.cas_fail;
 		r->read_retries += s->clients[i].read_retries;
+		r->fenced += s->clients[i].fences;
 	}
 	qsort(lat, n, sizeof(u64), cmp_u64);
 	r->done = n;
@@ -490,7 +492,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       "\"mn_ops_per_op\":{\"total\":%.4f,\"read\":%.4f,\"write\":%.4f,\"cas\":%.4f,\"faa\":%.4f},"
 		       "\"cas_retries_per_update\":%.4f,\"wc_rate\":%.4f,\"wc_batch_avg\":%.3f,"
 		       "\"pessimistic_ratio\":%.4f,\"crashes\":%u,\"lock_resets\":%llu,"
-		       "\"max_hold_us\":%.1f,\"read_retries\":%llu,\"mn_bytes_in_use\":%llu,"
+		       "\"max_hold_us\":%.1f,\"read_retries\":%llu,\"reads_fenced\":%llu,\"mn_bytes_in_use\":%llu,"
 		       "\"mn_bytes_peak\":%llu,\"mn_bytes_claimed\":%llu,\"mn_bytes_leaked\":%llu,"
 		       "\"nospc\":%llu,\"violations\":%llu}\n",
 		       s->cfg.index == CIDER_INDEX_HASH ? "hash" : "array",
@@ -505,7 +507,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       r->installers ? (double)(r->combined + r->installers) / r->installers : 0,
 		       r->pess / u, s->crashes, (unsigned long long)s->resets,
 		       (double)s->max_hold / US, (unsigned long long)r->read_retries,
-		       (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
+		       (unsigned long long)r->fenced, (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
 		       (unsigned long long)s->mem_claimed, (unsigned long long)leaked(s),
 		       (unsigned long long)r->nospc, (unsigned long long)s->violations);
 		return;
@@ -522,10 +524,11 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	       r->cas_fail / u, r->combined / u,
 	       r->installers ? (double)(r->combined + r->installers) / r->installers : 0,
 	       r->pess / u);
-	printf("  MN memory: %llu bytes of blocks in use (peak %llu), %llu claimed, %llu leaked; %llu SEARCHes re-read, %llu writes refused for space\n",
+	printf("  MN memory: %llu bytes of blocks in use (peak %llu), %llu claimed, %llu leaked; %llu SEARCHes re-read, %llu reads fenced, %llu writes refused for space\n",
 	       (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
 	       (unsigned long long)s->mem_claimed, (unsigned long long)leaked(s),
-	       (unsigned long long)r->read_retries, (unsigned long long)r->nospc);
+	       (unsigned long long)r->read_retries, (unsigned long long)r->fenced,
+	       (unsigned long long)r->nospc);
 	printf("  lock resets %llu, longest lock hold %.1f us, crashes %u\n",
 	       (unsigned long long)s->resets, (double)s->max_hold / US, s->crashes);
 	printf("  violations: %llu%s%s\n", (unsigned long long)s->violations,

@@ -57,6 +57,41 @@ TEST_F(slab, freed_blocks_wait_out_the_grace_period_in_order)
 	ASSERT_EQ(b, off);
 }
 
+/*
+ * With the reader fence on, a block past its grace period is reused only
+ * after a zero fence READ posted after it was freed; the fence is asked
+ * for at most once per quarter grace period.
+ */
+TEST_F(slab, fenced_blocks_wait_for_a_zero_fence_read_after_their_free)
+{
+	u64 a, b, off;
+
+	cider_slab_use_fence(&self->s);
+	cider_slab_add_chunk(&self->s, 0, 0);
+	ASSERT_EQ(0, cider_slab_alloc(&self->s, 0, 0, &a));
+	ASSERT_EQ(0, cider_slab_alloc(&self->s, 0, 0, &b));
+	ASSERT_TRUE(cider_slab_free(&self->s, 0, a, 100));
+	ASSERT_TRUE(cider_slab_free(&self->s, 0, b, 300));
+	ASSERT_FALSE(cider_slab_fence_due(&self->s, 0, 100 + GRACE - 1));	/* in grace */
+	ASSERT_TRUE(cider_slab_fence_due(&self->s, 0, 100 + GRACE));
+	ASSERT_FALSE(cider_slab_fence_due(&self->s, 0, 100 + GRACE + GRACE / 4 - 1));
+	/* Graced but not fenced: fresh memory instead. */
+	ASSERT_EQ(0, cider_slab_alloc(&self->s, 0, 2 * GRACE, &off));
+	ASSERT_NE(a, off);
+	/* A zero fence read posted before b's free covers a only. */
+	cider_slab_fence_clear(&self->s, 200);
+	ASSERT_EQ(0, cider_slab_alloc(&self->s, 0, 2 * GRACE, &off));
+	ASSERT_EQ(a, off);
+	ASSERT_EQ(0, cider_slab_alloc(&self->s, 0, 2 * GRACE, &off));
+	ASSERT_NE(b, off);
+	ASSERT_TRUE(cider_slab_fence_due(&self->s, 0, 2 * GRACE));
+	cider_slab_fence_clear(&self->s, 2 * GRACE);
+	cider_slab_fence_clear(&self->s, 250);		/* an older answer: no step back */
+	ASSERT_FALSE(cider_slab_fence_due(&self->s, 0, 3 * GRACE));
+	ASSERT_EQ(0, cider_slab_alloc(&self->s, 0, 2 * GRACE, &off));
+	ASSERT_EQ(b, off);
+}
+
 TEST_F(slab, never_linked_blocks_come_back_at_once)
 {
 	u64 a, off;
