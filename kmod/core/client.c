@@ -129,6 +129,11 @@ bool cider_exec_write(struct cider_client *c)
 		c->retries++;
 		c->st.cas_fail++;
 		c->ptr = old;
+		if (!c->pess && c->op == CIDER_UPDATE && cider_cont_escalate(cn, c->retries)) {
+			c->escalate = true;	/* to the lock queue (contention.c) */
+			cider_block_unused(c);
+			PT_EXIT(&c->pt_l1);
+		}
 		if (cfg->backoff && !c->pess) {	/* optimistic: osync, cider */
 			cider_arm(c, cider_backoff_delay(&cn->backoff, c->retries - 1,
 							 cn->fab->ops->rand(cn->fab->priv)));
@@ -214,6 +219,7 @@ again:
 	c->restart = false;
 	c->relocate = false;
 	c->ptr_hint = false;
+	c->escalate = false;
 	c->nf_at_read = false;
 	c->res = CIDER_RES_NONE;
 	c->batch = 1;
@@ -310,9 +316,14 @@ again:
 		PT_SPAWN(&c->pt_op, cider_exec_write(c));
 		if (c->relocate)
 			goto again;
-		if (cfg->mode == CIDER_MODE_CIDER)
-			cider_cont_after_opt(c->cn, c->key, c->retries);
-		goto done;
+		if (!c->escalate) {
+			if (cfg->mode == CIDER_MODE_CIDER)
+				cider_cont_after_opt(c->cn, c->key, c->retries);
+			goto done;
+		}
+		cider_cont_escalated(c->cn, c->key);
+		c->pess = true;
+		c->st.pessimistic++;
 	}
 	/*
 	 * The local batch closes before the lock queue: once queued, this

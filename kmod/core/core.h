@@ -135,6 +135,8 @@ void cider_wc_on_msg(struct cider_cn *cn, struct cider_qnode *q, const struct ci
 bool cider_cont_pessimistic(struct cider_cn *cn, u64 key);
 void cider_cont_after_pess(struct cider_cn *cn, u64 key, u32 batch);
 void cider_cont_after_opt(struct cider_cn *cn, u64 key, u32 retries);
+bool cider_cont_escalate(const struct cider_cn *cn, u32 retries);
+void cider_cont_escalated(struct cider_cn *cn, u64 key);
 
 /* localwc.c */
 bool cider_lwc_join(struct cider_client *c);

@@ -4,12 +4,18 @@
  * what the words on the memory node mean.
  *
  * Data pointer (8 bytes per key, index area):
- *   bits 63..60 version (advanced by every DELETE), 59..0 block offset
+ *   bits 63..52 version (advanced by every DELETE), 51..0 block offset
  *   (0: no KV pair).
  * Lock entry (16 bytes per key, lock area):
- *   word 0: bits 63..60 version (DELETE advances it on enqueue in cider
- *           mode), 59..0 tail: the qnode at the end of the MCS queue
+ *   word 0: bits 63..52 version (DELETE advances it on enqueue in cider
+ *           mode), 51..0 tail: the qnode at the end of the MCS queue
  *           (0: free); in caslock mode the holder's client id + 1.
+ *
+ * The paper's versions are 4 bits.  Ours are 12 (CIDER_VER_BITS, the hash
+ * slot's too): a client preempted between its READ of the pointer and
+ * its enqueue CAS holds a version that wraps around after 2^bits - 1
+ * DELETEs, and then the lock's check no longer keeps it out of a DELETE's
+ * queue (the soak found this with 4 bits; see Documentation/protocol.rst).
  *   word 1: epoch: bits 63..32 reset generation, 31..0 releases.  Every
  *           release adds 1; a lock reset adds 1 << 32.
  * KV block (16 bytes, data area, written out of place, never modified):
@@ -20,7 +26,10 @@
 
 #include "platform.h"
 
-#define CIDER_OFF_MASK		((1ULL << 60) - 1)
+#define CIDER_VER_BITS		12
+#define CIDER_VER_MASK		((1U << CIDER_VER_BITS) - 1)
+#define CIDER_OFF_BITS		(64 - CIDER_VER_BITS)
+#define CIDER_OFF_MASK		((1ULL << CIDER_OFF_BITS) - 1)
 #define CIDER_BLOCK_SIZE	16
 #define CIDER_EPOCH_GEN		0x100000000ULL	/* 1 << 32 */
 
@@ -38,12 +47,12 @@ enum cider_res {
 
 static inline u64 cider_word(u32 ver, u64 off)
 {
-	return (u64)(ver & 15) << 60 | (off & CIDER_OFF_MASK);
+	return (u64)(ver & CIDER_VER_MASK) << CIDER_OFF_BITS | (off & CIDER_OFF_MASK);
 }
 
 static inline u32 cider_word_ver(u64 w)
 {
-	return (u32)(w >> 60);
+	return (u32)(w >> CIDER_OFF_BITS);
 }
 
 static inline u64 cider_word_off(u64 w)

@@ -22,8 +22,12 @@
 
 static u64 cider_qid(struct cider_cn *cn, u32 slot)
 {
-	cn->qseq++;
-	return (u64)cn->id << 48 | (u64)slot << 40 | (cn->qseq & ((1ULL << 40) - 1));
+	u64 seq_mask = (1ULL << CIDER_QID_SEQ_BITS) - 1;
+
+	if (!(++cn->qseq & seq_mask))	/* wrapped: 0 would make CN 0's id 0 */
+		cn->qseq++;
+	return (u64)cn->id << (CIDER_QID_SEQ_BITS + 8) | (u64)slot << CIDER_QID_SEQ_BITS |
+	       (cn->qseq & seq_mask);
 }
 
 static struct cider_qnode *cider_qnode_alloc(struct cider_client *c)

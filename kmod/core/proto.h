@@ -194,6 +194,7 @@ struct cider_client {
 	u64 got;		/* SEARCH: the value read */
 	u32 writer;		/* a write's installer (itself unless combined) */
 	bool pess;		/* this UPDATE went the pessimistic way */
+	bool escalate;		/* it was optimistic and lost too often */
 	u32 batch;		/* WC batch size as this client saw it */
 	/* protothread state */
 	int pt_op, pt_l1, pt_l2;
@@ -254,15 +255,20 @@ static inline u64 cider_lock_addr(const struct cider_cfg *cfg, u64 key)
 	return cfg->lock_off + key * 16;
 }
 
-/* qnode ids: 12 bits CN, 8 bits slot, 40 bits sequence; never 0. */
+/*
+ * qnode ids fill a lock entry's tail (CIDER_OFF_BITS, 52): 12 bits CN,
+ * 8 bits slot, 32 bits sequence; never 0.
+ */
+#define CIDER_QID_SEQ_BITS	32
+
 static inline u32 cider_qid_cn(u64 id)
 {
-	return (u32)(id >> 48) & 0xfff;
+	return (u32)(id >> (CIDER_QID_SEQ_BITS + 8)) & 0xfff;
 }
 
 static inline u32 cider_qid_slot(u64 id)
 {
-	return (u32)(id >> 40) & 0xff;
+	return (u32)(id >> CIDER_QID_SEQ_BITS) & 0xff;
 }
 
 #endif

@@ -4,9 +4,10 @@
  * lock entry per slot).
  *
  * Slot (8 bytes):  bits 63..56 fingerprint (from the key's hash),
- *                  55..52 block size class, 51..48 version (advanced by
- *                  every DELETE, as in the pointer array), 47..0 block
- *                  offset / 64 (0: empty).
+ *                  55..52 block size class, 51..40 version (advanced by
+ *                  every DELETE, as in the pointer array; CIDER_VER_BITS
+ *                  wide, like the lock entry's), 39..0 block offset / 64
+ *                  (0: empty; 64 TiB of blocks).
  * Bucket: 8 slots, 64 bytes, one cache line and one small READ.
  * A key has two candidate buckets from two independent hashes; a SEARCH
  * READs both in one batch (one round trip), matches fingerprints, and
@@ -19,17 +20,20 @@
 #ifndef _CIDER_CORE_RACE_H
 #define _CIDER_CORE_RACE_H
 
-#include "platform.h"
+#include "kv.h"
 
 #define CIDER_BUCKET_SLOTS	8
 #define CIDER_BUCKET_SIZE	(CIDER_BUCKET_SLOTS * 8)
 #define CIDER_DIR_SIZE		4096	/* reserved at the index area's start */
 #define CIDER_SLOT_UNIT		64	/* blocks are 64-byte aligned */
+#define CIDER_SLOT_OFF_BITS	40
+#define CIDER_SLOT_OFF_MASK	((1ULL << CIDER_SLOT_OFF_BITS) - 1)
 
 static inline u64 cider_slot_make(u8 fp, u32 cls, u32 ver, u64 off)
 {
-	return (u64)fp << 56 | (u64)(cls & 15) << 52 | (u64)(ver & 15) << 48 |
-	       ((off / CIDER_SLOT_UNIT) & ((1ULL << 48) - 1));
+	return (u64)fp << 56 | (u64)(cls & 15) << 52 |
+	       (u64)(ver & CIDER_VER_MASK) << CIDER_SLOT_OFF_BITS |
+	       ((off / CIDER_SLOT_UNIT) & CIDER_SLOT_OFF_MASK);
 }
 
 static inline u8 cider_slot_fp(u64 s)
@@ -44,17 +48,17 @@ static inline u32 cider_slot_class(u64 s)
 
 static inline u32 cider_slot_ver(u64 s)
 {
-	return (u32)(s >> 48) & 15;
+	return (u32)(s >> CIDER_SLOT_OFF_BITS) & CIDER_VER_MASK;
 }
 
 static inline u64 cider_slot_off(u64 s)
 {
-	return (s & ((1ULL << 48) - 1)) * CIDER_SLOT_UNIT;
+	return (s & CIDER_SLOT_OFF_MASK) * CIDER_SLOT_UNIT;
 }
 
 static inline bool cider_slot_empty(u64 s)
 {
-	return !(s & ((1ULL << 48) - 1));
+	return !(s & CIDER_SLOT_OFF_MASK);
 }
 
 struct cider_hash_loc {

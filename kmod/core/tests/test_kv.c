@@ -9,8 +9,10 @@ TEST(pointer_word_keeps_version_and_offset_apart)
 
 	ASSERT_EQ(5U, cider_word_ver(w));
 	ASSERT_EQ(0x123456789abcULL, cider_word_off(w));
-	/* Versions wrap at 16; offsets never spill into them. */
-	ASSERT_EQ(0U, cider_word_ver(cider_word(16, 1)));
+	/* Versions wrap at 4096; offsets never spill into them. */
+	ASSERT_EQ(4095U, cider_word_ver(cider_word(4095, ~0ULL)));
+	ASSERT_EQ(0U, cider_word_ver(cider_word(4096, 1)));
+	ASSERT_EQ(16U, cider_word_ver(cider_word(16, 1)));	/* the paper's 4 bits wrapped here */
 	ASSERT_EQ(0U, cider_word_ver(cider_word(0, ~0ULL)));
 	ASSERT_EQ(CIDER_OFF_MASK, cider_word_off(cider_word(3, ~0ULL)));
 	ASSERT_EQ(0U, cider_word_off(cider_word(9, 0)));
@@ -30,11 +32,12 @@ TEST(epoch_generation_is_the_high_half)
 
 TEST(qnode_ids_name_their_cn_and_slot)
 {
-	u64 id = (u64)4095 << 48 | (u64)255 << 40 | 12345;
+	u64 id = (u64)4095 << 40 | (u64)255 << 32 | 0xffffffffULL;
 
 	ASSERT_EQ(4095U, cider_qid_cn(id));
 	ASSERT_EQ(255U, cider_qid_slot(id));
-	ASSERT_EQ(0U, cider_word_ver(id));	/* fits the 60-bit tail */
+	ASSERT_EQ(0U, cider_word_ver(id));	/* fits the 52-bit tail */
+	ASSERT_EQ(id, cider_word_off(cider_word(7, id)));
 }
 
 TEST_HARNESS_MAIN

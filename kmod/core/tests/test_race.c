@@ -8,18 +8,22 @@
 
 TEST(slot_fields_do_not_bleed)
 {
-	/* The largest block offset a slot holds: 2^48 units of 64 bytes. */
-	u64 s = cider_slot_make(0xab, 11, 15, (1ULL << 54) - 64);
+	/* The largest block offset a slot holds: 2^40 units of 64 bytes. */
+	u64 s = cider_slot_make(0xab, 11, 4095, (1ULL << 46) - 64);
 
 	ASSERT_EQ(0xab, cider_slot_fp(s));
 	ASSERT_EQ(11U, cider_slot_class(s));
-	ASSERT_EQ(15U, cider_slot_ver(s));
-	ASSERT_EQ((1ULL << 54) - 64, cider_slot_off(s));
+	ASSERT_EQ(4095U, cider_slot_ver(s));
+	ASSERT_EQ((1ULL << 46) - 64, cider_slot_off(s));
 	ASSERT_FALSE(cider_slot_empty(s));
 	s = cider_slot_make(0xff, 15, 9, 0);
 	ASSERT_TRUE(cider_slot_empty(s));		/* empty keeps its version */
 	ASSERT_EQ(9U, cider_slot_ver(s));
-	ASSERT_EQ(0U, cider_slot_ver(cider_slot_make(1, 0, 16, 64)));	/* wraps */
+	ASSERT_EQ(16U, cider_slot_ver(cider_slot_make(1, 0, 16, 64)));
+	ASSERT_EQ(0U, cider_slot_ver(cider_slot_make(1, 0, 4096, 64)));	/* wraps */
+	/* The lock entry's version field wraps with the slot's. */
+	ASSERT_EQ(cider_slot_ver(cider_slot_make(1, 0, 4096 + 7, 64)),
+		  cider_word_ver(cider_word(4096 + 7, 0)));
 }
 
 TEST(two_distinct_buckets_and_a_nonzero_fingerprint)
