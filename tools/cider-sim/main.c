@@ -22,7 +22,9 @@ static void usage(FILE *f)
 "deterministic model of compute nodes, clients, one memory node and the\n"
 "network, then checks the run: per-key linearizability, no lost write,\n"
 "mutual exclusion of lock holders, FIFO handover, every operation done\n"
-"within a bound.  Any violation makes the exit status 1.\n"
+"within a bound.  Any violation makes the exit status 1; a stall (no\n"
+"progress within the limits below) makes it 3, after listing the stuck\n"
+"operations on stderr.\n"
 "\n"
 "Options:\n"
 "  --mode M              osync, caslock, mcs or cider (required)\n"
@@ -57,6 +59,11 @@ static void usage(FILE *f)
 "  --steady-memory       also check that MN memory stops growing: the second\n"
 "                        half of the run may claim at most 25%% more than\n"
 "                        the first, plus one chunk per CN\n"
+"  --max-model-ms T      stop and fail (exit 3) if the run reaches T ms of\n"
+"                        model time (default: 60 s + 100 us per op +\n"
+"                        10 leases)\n"
+"  --stall-events N      stop and fail (exit 3) after N events in a row\n"
+"                        with no operation completing (default 20000000)\n"
 "  --json                the report as one JSON object\n"
 "  -q, --quiet           no progress or traces on stderr\n"
 "  -h, --help            this text\n");
@@ -113,6 +120,8 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "value-size", required_argument, NULL, 'V' },
 		{ "initial-credit", required_argument, NULL, 'I' },
 		{ "hotness", required_argument, NULL, 'T' },
+		{ "max-model-ms", required_argument, NULL, 'X' },
+		{ "stall-events", required_argument, NULL, 'E' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -246,6 +255,15 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 				goto bad;
 			s->hotness = (u32)v;
 			break;
+		case 'X':
+			if (parse_u64(optarg, 1, 1ULL << 40, &v))
+				goto bad;
+			s->max_model_ps = v * MS;
+			break;
+		case 'E':
+			if (parse_u64(optarg, 1000, 1ULL << 50, &s->stall_events))
+				goto bad;
+			break;
 		case 'j': *json = true; break;
 		case 'q': s->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -368,6 +386,15 @@ static void setup(struct sim *s)
 	 * CAS after CAS (with backoff up to 4 ms each) for tens of ms.
 	 */
 	s->p.bound_ps = 10 * s->p.lease_ps + 1000 * MS;
+	/*
+	 * The stall limits, far above any legitimate run (simulator.rst):
+	 * the slowest runs make ~10 us of model time per op, and crash
+	 * recovery waits out leases.
+	 */
+	if (!s->max_model_ps)
+		s->max_model_ps = 60000 * MS + s->ops_target * 100 * US + 10 * s->p.lease_ps;
+	if (!s->stall_events)
+		s->stall_events = 20000000;
 
 	s->cns = calloc(s->nr_cns, sizeof(*s->cns));
 	s->clients = calloc(s->nr_clients, sizeof(*s->clients));
@@ -492,7 +519,8 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       "\"pessimistic_ratio\":%.4f,\"crashes\":%u,\"lock_resets\":%llu,"
 		       "\"max_hold_us\":%.1f,\"read_retries\":%llu,\"mn_bytes_in_use\":%llu,"
 		       "\"mn_bytes_peak\":%llu,\"mn_bytes_claimed\":%llu,\"mn_bytes_leaked\":%llu,"
-		       "\"nospc\":%llu,\"violations\":%llu}\n",
+		       "\"nospc\":%llu,\"events\":%llu,\"max_events_between_ops\":%llu,"
+		       "\"stalled\":%s,\"violations\":%llu}\n",
 		       s->cfg.index == CIDER_INDEX_HASH ? "hash" : "array",
 		       s->mode_name, s->cfg.local_wc ? "true" : "false",
 		       s->cfg.backoff ? "on" : "off", s->cfg.hotness, s->cfg.initial_credit,
@@ -507,7 +535,9 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       (double)s->max_hold / US, (unsigned long long)r->read_retries,
 		       (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
 		       (unsigned long long)s->mem_claimed, (unsigned long long)leaked(s),
-		       (unsigned long long)r->nospc, (unsigned long long)s->violations);
+		       (unsigned long long)r->nospc, (unsigned long long)s->events,
+		       (unsigned long long)s->max_events_gap, s->stalled ? "true" : "false",
+		       (unsigned long long)s->violations);
 		return;
 	}
 	printf("%s%s%s: %u CNs x %u clients, workload %s, zipf %s, %llu keys, seed %llu, faults %s\n",
@@ -615,5 +645,5 @@ int main(int argc, char **argv)
 		fclose(s.history);
 	}
 	teardown(&s);
-	return s.violations ? 1 : 0;
+	return s.stalled ? 3 : s.violations ? 1 : 0;
 }
