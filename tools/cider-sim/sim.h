@@ -140,6 +140,9 @@ struct sim {
 	u64 stall_events;	/* --stall-events: events with no op completing */
 	u64 events, events_since_done, max_events_gap;
 	bool stalled;
+	/* hash: the preloaded block sim_mem_read() built last (key + 1; 0: none) */
+	u64 pre_key;
+	u8 pre_blk[2048];
 };
 
 void sim_init_model(struct sim *s);
