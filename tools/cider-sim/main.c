@@ -559,6 +559,9 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	       (unsigned long long)r->read_retries, (unsigned long long)r->nospc);
 	printf("  lock resets %llu, longest lock hold %.1f us, crashes %u\n",
 	       (unsigned long long)s->resets, (double)s->max_hold / US, s->crashes);
+	printf("  %llu events, at most %llu between two completed operations (stall limit %llu)\n",
+	       (unsigned long long)s->events, (unsigned long long)s->max_events_gap,
+	       (unsigned long long)s->stall_events);
 	printf("  violations: %llu%s%s\n", (unsigned long long)s->violations,
 	       s->violations ? ": " : "", s->first_violation);
 }
