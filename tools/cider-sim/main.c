@@ -63,7 +63,9 @@ static void usage(FILE *f)
 "                        model time (default: 60 s + 1 ms per op +\n"
 "                        10 leases)\n"
 "  --stall-events N      stop and fail (exit 3) after N events in a row\n"
-"                        with no operation completing (default 5000000)\n"
+"                        with no operation completing, a READ or WRITE\n"
+"                        counting one more per 64 bytes (default 5000000,\n"
+"                        plus 400 per us of lease with crash faults)\n"
 "  --json                the report as one JSON object\n"
 "  -q, --quiet           no progress or traces on stderr\n"
 "  -h, --help            this text\n");
@@ -387,15 +389,19 @@ static void setup(struct sim *s)
 	 */
 	s->p.bound_ps = 10 * s->p.lease_ps + 1000 * MS;
 	/*
-	 * The stall limits, far above any legitimate run (simulator.rst):
-	 * sim-check's runs see at most ~81,000 events between two completions
-	 * and 0.6 s of model time; a starved run at 2,048 clients makes
-	 * ~200 us of model time per op; crash recovery waits out leases.
+	 * The stall limits, far above any legitimate run (simulator.rst).
+	 * Without crashes, sim-check's runs see at most ~100,000 events
+	 * between two completions and 0.6 s of model time; a starved run at
+	 * 2,048 clients makes ~200 us of model time per op.  Crash recovery
+	 * waits out a lease while the waiters poll, at most at the MN's verb
+	 * rate (110 per us, ~3 events each): up to ~330 events per us of
+	 * lease (85 clients on a 50 ms lease: 1.7 million).
 	 */
 	if (!s->max_model_ps)
 		s->max_model_ps = 60000 * MS + s->ops_target * MS + 10 * s->p.lease_ps;
 	if (!s->stall_events)
-		s->stall_events = 5000000;
+		s->stall_events = 5000000 + (strcmp(s->faults, "crash") && strcmp(s->faults, "all") ?
+					     0 : 400 * (s->p.lease_ps / US));
 
 	s->cns = calloc(s->nr_cns, sizeof(*s->cns));
 	s->clients = calloc(s->nr_clients, sizeof(*s->clients));
@@ -559,7 +565,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	       (unsigned long long)r->read_retries, (unsigned long long)r->nospc);
 	printf("  lock resets %llu, longest lock hold %.1f us, crashes %u\n",
 	       (unsigned long long)s->resets, (double)s->max_hold / US, s->crashes);
-	printf("  %llu events, at most %llu between two completed operations (stall limit %llu)\n",
+	printf("  %llu events; at most %llu between two completed operations, counting one more per 64 bytes moved (stall limit %llu)\n",
 	       (unsigned long long)s->events, (unsigned long long)s->max_events_gap,
 	       (unsigned long long)s->stall_events);
 	printf("  violations: %llu%s%s\n", (unsigned long long)s->violations,

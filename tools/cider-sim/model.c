@@ -254,6 +254,14 @@ static void verb_exec(struct sim *s, u32 ci, u32 i)
 	u32 k;
 
 	s->verbs[v->op]++;
+	/*
+	 * The stall limit counts work, not just events: a READ of a 64 KiB
+	 * block costs the model 8,192 word look-ups, and a livelock of such
+	 * READs must stop about as soon (in wall-clock time) as one of 8-byte
+	 * READs does.
+	 */
+	if (v->op == CIDER_V_READ || v->op == CIDER_V_WRITE)
+		s->events_since_done += v->len / 64;
 	switch (v->op) {
 	case CIDER_V_READ:
 		for (k = 0; k < v->len / 8; k++) {
