@@ -390,12 +390,12 @@ static void setup(struct sim *s)
 	s->p.bound_ps = 10 * s->p.lease_ps + 1000 * MS;
 	/*
 	 * The stall limits, far above any legitimate run (simulator.rst).
-	 * Without crashes, sim-check's runs see at most ~100,000 events
-	 * between two completions and 0.6 s of model time; a starved run at
-	 * 2,048 clients makes ~200 us of model time per op.  Crash recovery
-	 * waits out a lease while the waiters poll, at most at the MN's verb
-	 * rate (110 per us, ~3 events each): up to ~330 events per us of
-	 * lease (85 clients on a 50 ms lease: 1.7 million).
+	 * sim-check's small runs see at most ~100,000 events between two
+	 * completions (waiting out a 5 ms lease) and 0.6 s of model time; a
+	 * starved run at 2,048 clients makes ~200 us of model time per op.
+	 * Crash recovery waits out a lease while the waiters poll, at most
+	 * at the MN's verb rate (110 per us, ~3 events each): up to ~330
+	 * events per us of lease (85 clients on a 50 ms lease: 1.7 million).
 	 */
 	if (!s->max_model_ps)
 		s->max_model_ps = 60000 * MS + s->ops_target * MS + 10 * s->p.lease_ps;
