@@ -32,7 +32,7 @@ HOST_TESTS := lib/test_libcider $(CORE_TESTS)
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san
 
-.PHONY: sim-report bench host-tests all deps module sparse checkpatch userspace check demo shell clean help
+.PHONY: sim-report soak bench host-tests all deps module sparse checkpatch userspace check demo shell clean help
 
 all: module userspace
 
@@ -112,6 +112,12 @@ demo: deps module userspace
 # The simulator sweeps behind Documentation/evaluation.rst (CSV + PNG).
 sim-report: tools/cider-sim/cider-sim
 	tools/sim-report build/sim-report
+
+# Random simulator configurations (tools/soak --help): five minutes on
+# every CPU by default; e.g. make soak SOAK_ARGS="--runs 200 --seed 7".
+SOAK_ARGS ?= --time 300
+soak: tools/cider-sim/cider-sim build/cider-sim-san
+	tools/soak $(SOAK_ARGS)
 
 # The raw data-path benchmark in the test VM; results in build/bench/.
 bench: deps module userspace

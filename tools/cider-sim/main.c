@@ -22,7 +22,9 @@ static void usage(FILE *f)
 "deterministic model of compute nodes, clients, one memory node and the\n"
 "network, then checks the run: per-key linearizability, no lost write,\n"
 "mutual exclusion of lock holders, FIFO handover, every operation done\n"
-"within a bound.  Any violation makes the exit status 1.\n"
+"within a bound.  Any violation makes the exit status 1; a stall (no\n"
+"progress within the limits below) makes it 3, after listing the stuck\n"
+"operations on stderr.\n"
 "\n"
 "Options:\n"
 "  --mode M              osync, caslock, mcs or cider (required)\n"
@@ -57,6 +59,13 @@ static void usage(FILE *f)
 "  --steady-memory       also check that MN memory stops growing: the second\n"
 "                        half of the run may claim at most 25%% more than\n"
 "                        the first, plus one chunk per CN\n"
+"  --max-model-ms T      stop and fail (exit 3) if the run reaches T ms of\n"
+"                        model time (default: 60 s + 1 ms per op +\n"
+"                        10 leases)\n"
+"  --stall-events N      stop and fail (exit 3) after N events in a row\n"
+"                        with no operation completing, a READ or WRITE\n"
+"                        counting one more per 64 bytes (default 5000000,\n"
+"                        plus 400 per us of lease with crash faults)\n"
 "  --json                the report as one JSON object\n"
 "  -q, --quiet           no progress or traces on stderr\n"
 "  -h, --help            this text\n");
@@ -113,6 +122,8 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "value-size", required_argument, NULL, 'V' },
 		{ "initial-credit", required_argument, NULL, 'I' },
 		{ "hotness", required_argument, NULL, 'T' },
+		{ "max-model-ms", required_argument, NULL, 'X' },
+		{ "stall-events", required_argument, NULL, 'E' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -246,6 +257,15 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 				goto bad;
 			s->hotness = (u32)v;
 			break;
+		case 'X':
+			if (parse_u64(optarg, 1, 1ULL << 40, &v))
+				goto bad;
+			s->max_model_ps = v * MS;
+			break;
+		case 'E':
+			if (parse_u64(optarg, 1000, 1ULL << 50, &s->stall_events))
+				goto bad;
+			break;
 		case 'j': *json = true; break;
 		case 'q': s->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -369,6 +389,20 @@ static void setup(struct sim *s)
 	 * CAS after CAS (with backoff up to 4 ms each) for tens of ms.
 	 */
 	s->p.bound_ps = 10 * s->p.lease_ps + 1000 * MS;
+	/*
+	 * The stall limits, far above any legitimate run (simulator.rst).
+	 * sim-check's small runs see at most ~100,000 events between two
+	 * completions (waiting out a 5 ms lease) and 0.6 s of model time; a
+	 * starved run at 2,048 clients makes ~200 us of model time per op.
+	 * Crash recovery waits out a lease while the waiters poll, at most
+	 * at the MN's verb rate (110 per us, ~3 events each): up to ~330
+	 * events per us of lease (85 clients on a 50 ms lease: 1.7 million).
+	 */
+	if (!s->max_model_ps)
+		s->max_model_ps = 60000 * MS + s->ops_target * MS + 10 * s->p.lease_ps;
+	if (!s->stall_events)
+		s->stall_events = 5000000 + (strcmp(s->faults, "crash") && strcmp(s->faults, "all") ?
+					     0 : 400 * (s->p.lease_ps / US));
 
 	s->cns = calloc(s->nr_cns, sizeof(*s->cns));
 	s->clients = calloc(s->nr_clients, sizeof(*s->clients));
@@ -494,7 +528,8 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       "\"pessimistic_ratio\":%.4f,\"crashes\":%u,\"lock_resets\":%llu,"
 		       "\"max_hold_us\":%.1f,\"read_retries\":%llu,\"reads_fenced\":%llu,\"mn_bytes_in_use\":%llu,"
 		       "\"mn_bytes_peak\":%llu,\"mn_bytes_claimed\":%llu,\"mn_bytes_leaked\":%llu,"
-		       "\"nospc\":%llu,\"violations\":%llu}\n",
+		       "\"nospc\":%llu,\"events\":%llu,\"max_events_between_ops\":%llu,"
+		       "\"stalled\":%s,\"violations\":%llu}\n",
 		       s->cfg.index == CIDER_INDEX_HASH ? "hash" : "array",
 		       s->mode_name, s->cfg.local_wc ? "true" : "false",
 		       s->cfg.backoff ? "on" : "off", s->cfg.hotness, s->cfg.initial_credit,
@@ -509,7 +544,9 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       (double)s->max_hold / US, (unsigned long long)r->read_retries,
 		       (unsigned long long)r->fenced, (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
 		       (unsigned long long)s->mem_claimed, (unsigned long long)leaked(s),
-		       (unsigned long long)r->nospc, (unsigned long long)s->violations);
+		       (unsigned long long)r->nospc, (unsigned long long)s->events,
+		       (unsigned long long)s->max_events_gap, s->stalled ? "true" : "false",
+		       (unsigned long long)s->violations);
 		return;
 	}
 	printf("%s%s%s: %u CNs x %u clients, workload %s, zipf %s, %llu keys, seed %llu, faults %s\n",
@@ -531,6 +568,9 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	       (unsigned long long)r->nospc);
 	printf("  lock resets %llu, longest lock hold %.1f us, crashes %u\n",
 	       (unsigned long long)s->resets, (double)s->max_hold / US, s->crashes);
+	printf("  %llu events; at most %llu between two completed operations, counting one more per 64 bytes moved (stall limit %llu)\n",
+	       (unsigned long long)s->events, (unsigned long long)s->max_events_gap,
+	       (unsigned long long)s->stall_events);
 	printf("  violations: %llu%s%s\n", (unsigned long long)s->violations,
 	       s->violations ? ": " : "", s->first_violation);
 }
@@ -618,5 +658,5 @@ int main(int argc, char **argv)
 		fclose(s.history);
 	}
 	teardown(&s);
-	return s.violations ? 1 : 0;
+	return s.stalled ? 3 : s.violations ? 1 : 0;
 }

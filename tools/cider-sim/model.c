@@ -131,17 +131,26 @@ u64 sim_mem_read(struct sim *s, u64 addr)
 		       cider_word(0, s->preload_base + k * s->cfg.block_size) : 0;
 	}
 	if (addr >= s->preload_base && s->cfg.index == CIDER_INDEX_HASH) {
-		/* A real block (header, CRC): key k, an 8-byte value 1 << 63 | k. */
-		u8 blk[2048];
+		/*
+		 * A real block (header, CRC): key k, an 8-byte value 1 << 63 | k.
+		 * Built once per block read, not once per word: a READ of a
+		 * 1 KiB key's block asks for 130 words in a row, and sealing
+		 * each time made such runs quadratic.
+		 */
+		u8 *blk = s->pre_blk;
 		u64 in = (addr - s->preload_base) % s->preload_stride, w;
 		u32 i;
 
 		k = (addr - s->preload_base) / s->preload_stride;
-		for (i = 0; i < s->cfg.key_len; i++)
-			blk[CIDER_BLOCK_HDR + i] = i < 8 ? (u8)(k >> (8 * i)) : (u8)(k * 31 + i);
-		w = 1ULL << 63 | k;
-		memcpy(blk + CIDER_BLOCK_HDR + s->cfg.key_len, &w, 8);
-		cider_block_seal(blk, 0, s->cfg.key_len, 8);
+		if (s->pre_key != k + 1) {
+			for (i = 0; i < s->cfg.key_len; i++)
+				blk[CIDER_BLOCK_HDR + i] = i < 8 ? (u8)(k >> (8 * i)) :
+							   (u8)(k * 31 + i);
+			w = 1ULL << 63 | k;
+			memcpy(blk + CIDER_BLOCK_HDR + s->cfg.key_len, &w, 8);
+			cider_block_seal(blk, 0, s->cfg.key_len, 8);
+			s->pre_key = k + 1;
+		}
 		memcpy(&w, blk + in, 8);
 		return in + 8 <= CIDER_BLOCK_HDR + s->cfg.key_len + 8 + 8 ? w : 0;
 	}
@@ -245,6 +254,14 @@ static void verb_exec(struct sim *s, u32 ci, u32 i)
 	u32 k;
 
 	s->verbs[v->op]++;
+	/*
+	 * The stall limit counts work, not just events: a READ of a 64 KiB
+	 * block costs the model 8,192 word look-ups, and a livelock of such
+	 * READs must stop about as soon (in wall-clock time) as one of 8-byte
+	 * READs does.
+	 */
+	if (v->op == CIDER_V_READ || v->op == CIDER_V_WRITE)
+		s->events_since_done += v->len / 64;
 	switch (v->op) {
 	case CIDER_V_READ:
 		for (k = 0; k < v->len / 8; k++) {
@@ -458,6 +475,9 @@ static void fab_done(void *priv, struct cider_client *c)
 			      s->cur_op[c->id], c->id, (unsigned long long)o->key,
 			      (double)(o->resp - o->inv) / US);
 	s->ops_done++;
+	if (s->events_since_done > s->max_events_gap)
+		s->max_events_gap = s->events_since_done;
+	s->events_since_done = 0;
 	sample_memory(s);
 	ev_push(s, s->now, EV_START, c->id, 0, NULL);
 }
@@ -553,6 +573,127 @@ static void maybe_crash(struct sim *s)
 	s->crashes++;
 }
 
+/* Events still queued when a stalled run stops: their messages are ours. */
+void sim_free_events(struct sim *s)
+{
+	u64 i;
+
+	for (i = 0; i < s->nheap; i++)
+		free(s->heap[i].msg);
+	s->nheap = 0;
+}
+
+static const char *const qstate_names[] = {
+	"free", "waiting", "granted", "executor", "combined", "abandoned",
+};
+
+static const char *qstate_name(u8 st)
+{
+	return st < sizeof(qstate_names) / sizeof(qstate_names[0]) ? qstate_names[st] : "?";
+}
+
+static const char *const op_names[] = { "search", "insert", "update", "delete" };
+
+static const struct sim *age_sim;	/* qsort has no context argument */
+
+static int cmp_age(const void *a, const void *b)
+{
+	const struct sim *s = age_sim;
+	u64 x = s->ops[s->cur_op[*(const u32 *)a]].inv, y = s->ops[s->cur_op[*(const u32 *)b]].inv;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One stuck client: everything needed to find where its protothreads wait. */
+static void stall_client(struct sim *s, struct cider_client *c)
+{
+	const struct op_rec *o = &s->ops[s->cur_op[c->id]];
+
+	fprintf(stderr, "  client %u (CN %u): op %u %s key %llu, running %.1f us; pt_op %d pt_l1 %d pt_l2 %d; %s, timer token %u%s; attempt %u retries %u read_retries %u",
+		c->id, c->cn->id, s->cur_op[c->id], op_names[c->op & 3],
+		(unsigned long long)c->key, (double)(s->now - o->inv) / US,
+		c->pt_op, c->pt_l1, c->pt_l2, c->parked ? "parked" : "not parked",
+		c->token, c->timer_fired ? " (fired)" : "", c->attempt, c->retries,
+		c->read_retries);
+	if (c->qn)
+		fprintf(stderr, "; qnode %llx %s on lock %#llx (next %llx, coord %llx, exec %llx)",
+			(unsigned long long)c->qn->id, qstate_name(c->qn->state),
+			(unsigned long long)c->qn->laddr, (unsigned long long)c->qn->next,
+			(unsigned long long)c->qn->coord, (unsigned long long)c->qn->exec);
+	if (c->lw)
+		fprintf(stderr, "; local WC %s", c->lw_member ? "member" : "combiner");
+	fputc('\n', stderr);
+}
+
+/*
+ * A stall: print which operations are stuck and where (the protothreads'
+ * resume points are source lines in kmod/core), mark them pending (they
+ * may or may not have taken effect) so that the checks still judge the
+ * rest of the history, and record the violation.
+ */
+static void stall(struct sim *s, const char *why)
+{
+	u32 *stuck = malloc((s->nr_clients + 1) * sizeof(u32)), n = 0, i, j, same;
+	u64 kinds[EV_START + 1] = { 0 }, k;
+
+	for (i = 0; i < s->nr_clients; i++)
+		if (!s->clients[i].dead && s->clients[i].busy)
+			stuck[n++] = i;
+	age_sim = s;
+	if (n)
+		qsort(stuck, n, sizeof(u32), cmp_age);
+	for (k = 0; k < s->nheap; k++)
+		kinds[s->heap[k].kind]++;
+	sim_violation(s, "stall: %s at %.3f ms model time, %llu of %llu ops done, %u operations stuck%s",
+		      why, (double)s->now / MS, (unsigned long long)s->ops_done,
+		      (unsigned long long)s->ops_target, n,
+		      n ? "" : " (events keep coming with no client busy)");
+	s->stalled = true;
+	fprintf(stderr, "cider-sim: STALL: %s at %.3f ms model time after %llu events; %llu of %llu ops done; %u stuck; queued events: %llu arrive, %llu exec, %llu done, %llu msg, %llu timer, %llu wake, %llu start\n",
+		why, (double)s->now / MS, (unsigned long long)s->events,
+		(unsigned long long)s->ops_done, (unsigned long long)s->ops_target, n,
+		(unsigned long long)kinds[EV_ARRIVE], (unsigned long long)kinds[EV_EXEC],
+		(unsigned long long)kinds[EV_DONE], (unsigned long long)kinds[EV_MSG],
+		(unsigned long long)kinds[EV_TIMER], (unsigned long long)kinds[EV_WAKE],
+		(unsigned long long)kinds[EV_START]);
+	fprintf(stderr, "cider-sim: the %u longest-running stuck operations (pt_* are kmod/core source lines):\n",
+		n < 10 ? n : 10);
+	for (i = 0; i < n && i < 10; i++)
+		stall_client(s, &s->clients[stuck[i]]);
+	/* At thousands of clients, where they all wait matters more than who. */
+	if (n > 10) {
+		fprintf(stderr, "cider-sim: all stuck operations by state:\n");
+		for (i = 0; i < n; i++) {
+			struct cider_client *c = &s->clients[stuck[i]], *d;
+
+			for (j = 0; j < i; j++) {
+				d = &s->clients[stuck[j]];
+				if (d->op == c->op && d->pt_op == c->pt_op && d->pt_l1 == c->pt_l1 &&
+				    d->pt_l2 == c->pt_l2 && d->parked == c->parked &&
+				    !d->qn == !c->qn && (!c->qn || d->qn->state == c->qn->state))
+					break;
+			}
+			if (j < i)
+				continue;
+			same = 0;
+			for (j = i; j < n; j++) {
+				d = &s->clients[stuck[j]];
+				same += d->op == c->op && d->pt_op == c->pt_op && d->pt_l1 == c->pt_l1 &&
+					d->pt_l2 == c->pt_l2 && d->parked == c->parked &&
+					!d->qn == !c->qn && (!c->qn || d->qn->state == c->qn->state);
+			}
+			fprintf(stderr, "  %u x %s at pt_op %d pt_l1 %d pt_l2 %d, %s%s%s\n", same,
+				op_names[c->op & 3], c->pt_op, c->pt_l1, c->pt_l2,
+				c->parked ? "parked" : "not parked", c->qn ? ", qnode " : "",
+				c->qn ? qstate_name(c->qn->state) : "");
+		}
+	}
+	for (i = 0; i < n; i++)
+		s->ops[s->cur_op[stuck[i]]].pending = true;
+	free(stuck);
+	sim_free_events(s);
+}
+
 void sim_run(struct sim *s)
 {
 	u32 i;
@@ -560,9 +701,21 @@ void sim_run(struct sim *s)
 	for (i = 0; i < s->nr_clients; i++)
 		ev_push(s, i * 10 * NS, EV_START, i, 0, NULL);
 	while (s->nheap) {
-		struct event e = ev_pop(s);
-		struct cider_client *c = e.kind == EV_MSG ? NULL : &s->clients[e.a];
+		struct event e;
+		struct cider_client *c;
 
+		if (s->events_since_done >= s->stall_events) {
+			stall(s, "no operation completed in --stall-events events");
+			break;
+		}
+		if (s->heap[0].t > s->max_model_ps) {
+			stall(s, "--max-model-ms reached");
+			break;
+		}
+		e = ev_pop(s);
+		c = e.kind == EV_MSG ? NULL : &s->clients[e.a];
+		s->events++;
+		s->events_since_done++;
 		s->now = e.t;
 		switch (e.kind) {
 		case EV_ARRIVE:

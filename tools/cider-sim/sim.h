@@ -132,12 +132,24 @@ struct sim {
 	u32 buf_size, ring_cap, preload_stride;
 	u64 buckets;		/* --buckets: 0, four slots per key */
 	u64 t_last_issue;
+	/*
+	 * The stall limits (sim_run): a protocol livelock or deadlock must end
+	 * the run with a diagnosis, not hang it.
+	 */
+	u64 max_model_ps;	/* --max-model-ms: model time for the whole run */
+	u64 stall_events;	/* --stall-events: events with no op completing */
+	u64 events, events_since_done, max_events_gap;
+	bool stalled;
+	/* hash: the preloaded block sim_mem_read() built last (key + 1; 0: none) */
+	u64 pre_key;
+	u8 pre_blk[2048];
 };
 
 void sim_init_model(struct sim *s);
 void sim_run(struct sim *s);
 void sim_violation(struct sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sim_check(struct sim *s);
+void sim_free_events(struct sim *s);
 void sim_trace(void *priv, struct cider_client *c, u8 type, u64 key, u64 a, u64 b);
 u64 sim_mem_read(struct sim *s, u64 addr);
 u64 sim_word_off(const struct sim *s, u64 w);
