@@ -447,7 +447,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 struct report {
-	double mops, p50, p99, model_ms;
+	double mops, p50, p99, p999, max, model_ms;
 	u64 done, updates, pess, combined, installers, cas_fail, read_retries, nospc, fenced;
 };
 
@@ -493,6 +493,8 @@ static void summarize(struct sim *s, struct report *r)
 	r->mops = s->t_last_issue ? steady / ((double)s->t_last_issue / 1e12) / 1e6 : 0;
 	r->p50 = n ? (double)lat[n / 2] / US : 0;
 	r->p99 = n ? (double)lat[(u64)(n * 0.99)] / US : 0;
+	r->p999 = n ? (double)lat[(u64)(n * 0.999)] / US : 0;
+	r->max = n ? (double)lat[n - 1] / US : 0;
 	free(lat);
 	hmap_free(&cover);
 }
@@ -523,6 +525,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       "\"initial_credit\":%u,\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
 		       "\"zipf\":%s,\"keys\":%llu,\"ops\":%llu,\"seed\":%llu,\"faults\":\"%s\","
 		       "\"model_ms\":%.3f,\"throughput_mops\":%.4f,\"p50_us\":%.2f,\"p99_us\":%.2f,"
+		       "\"p999_us\":%.2f,\"max_us\":%.2f,\"over_bound\":%llu,"
 		       "\"mn_ops_per_op\":{\"total\":%.4f,\"read\":%.4f,\"write\":%.4f,\"cas\":%.4f,\"faa\":%.4f},"
 		       "\"cas_retries_per_update\":%.4f,\"wc_rate\":%.4f,\"wc_batch_avg\":%.3f,"
 		       "\"pessimistic_ratio\":%.4f,\"crashes\":%u,\"lock_resets\":%llu,"
@@ -536,7 +539,8 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       s->nr_cns, s->nr_clients,
 		       s->workload_name, zipf, (unsigned long long)s->nr_keys,
 		       (unsigned long long)r->done, (unsigned long long)seed, s->faults, r->model_ms,
-		       r->mops, r->p50, r->p99, total / d, s->verbs[CIDER_V_READ] / d,
+		       r->mops, r->p50, r->p99, r->p999, r->max,
+		       (unsigned long long)s->over_bound, total / d, s->verbs[CIDER_V_READ] / d,
 		       s->verbs[CIDER_V_WRITE] / d, s->verbs[CIDER_V_CAS] / d,
 		       s->verbs[CIDER_V_FAA] / d, r->cas_fail / u, r->combined / u,
 		       r->installers ? (double)(r->combined + r->installers) / r->installers : 0,
@@ -553,8 +557,11 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	       s->cfg.index == CIDER_INDEX_HASH ? "hash/" : "", s->mode_name, s->cfg.local_wc ? "+localwc" : "", s->nr_cns, s->cpc,
 	       s->workload_name, zipf, (unsigned long long)s->nr_keys,
 	       (unsigned long long)seed, s->faults);
-	printf("  %llu ops in %.3f ms model time: %.3f Mops/s, p50 %.2f us, p99 %.2f us\n",
-	       (unsigned long long)r->done, r->model_ms, r->mops, r->p50, r->p99);
+	printf("  %llu ops in %.3f ms model time: %.3f Mops/s, p50 %.2f us, p99 %.2f us, p99.9 %.2f us, max %.2f us\n",
+	       (unsigned long long)r->done, r->model_ms, r->mops, r->p50, r->p99, r->p999, r->max);
+	if (s->over_bound)
+		printf("  %llu operations took longer than the bound (%.0f us): this mode may starve a client\n",
+		       (unsigned long long)s->over_bound, (double)s->p.bound_ps / US);
 	printf("  MN ops per op %.3f (read %.3f write %.3f cas %.3f faa %.3f)\n",
 	       total / d, s->verbs[0] / d, s->verbs[1] / d, s->verbs[2] / d, s->verbs[3] / d);
 	printf("  failed CAS per update %.3f, WC rate %.3f, WC batch %.2f, pessimistic %.3f\n",

@@ -470,7 +470,14 @@ static void fab_done(void *priv, struct cider_client *c)
 	if (o->op == CIDER_SEARCH && c->res == CIDER_RES_NONE)
 		sim_violation(s, "op %u: client %u read a block of another key for key %llu",
 			      s->cur_op[c->id], c->id, (unsigned long long)o->key);
-	if (o->resp - o->inv > s->p.bound_ps)
+	/*
+	 * The bound is cider's promise (escalation into a FIFO queue); the
+	 * baselines are lock-free or back off, and may starve a client:
+	 * counted and reported as they are, not failed.
+	 */
+	if (o->resp - o->inv > s->p.bound_ps && s->cfg.mode != CIDER_MODE_CIDER)
+		s->over_bound++;
+	else if (o->resp - o->inv > s->p.bound_ps)
 		sim_violation(s, "op %u (client %u, key %llu) took %.1f us, over the bound",
 			      s->cur_op[c->id], c->id, (unsigned long long)o->key,
 			      (double)(o->resp - o->inv) / US);

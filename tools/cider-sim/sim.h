@@ -117,6 +117,7 @@ struct sim {
 	u64 crash_at[2];
 	u32 crashes;
 	u64 violations;
+	u64 over_bound;		/* baselines: operations past bound_ps */
 	char first_violation[512];
 	FILE *history;
 	bool quiet;
