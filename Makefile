@@ -25,8 +25,8 @@ CORE_SRC := kmod/core/credit.c kmod/core/backoff.c
 PROTO_SRC := $(addprefix kmod/core/,client.c lockqueue.c writecomb.c localwc.c contention.c alloc.c \
 	slab.c race.c hashindex.c block.c)
 SIM_SRC := $(wildcard tools/cider-sim/*.c) $(PROTO_SRC) kmod/core/backoff.c lib/workload.c
-SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_HDR := $(wildcard kmod/core/*.h)
+SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
 HOST_TESTS := lib/test_libcider $(CORE_TESTS)
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
