@@ -151,8 +151,14 @@ static int cider_mn_connect(struct cider_mn *mn, unsigned long timeout_ms)
 	for (i = 0; i < mn->nr_chans && !ret; i++) {
 		ret = cider_channel_connect(&mn->chans[i], (struct sockaddr *)&mn->addr,
 					    timeout_ms);
-		started += !ret || mn->chans[i].cm_id;
+		started += !ret;
 	}
+	/*
+	 * A synchronous failure fails the attach at once: that channel will
+	 * never report, and the teardown stops the others.
+	 */
+	if (ret)
+		return ret;
 	for (i = 0; i < started; i++) {
 		struct cider_channel *ch = &mn->chans[i];
 		long left = max_t(long, (long)(deadline - jiffies), 1);
@@ -180,13 +186,85 @@ static int cider_mn_connect(struct cider_mn *mn, unsigned long timeout_ms)
 }
 
 /*
- * The device must do 8-byte CAS and FAA for a kernel consumer (upstream
- * mlx5 refuses them at post time), and the region must be a CIDER one.
- * READ the magic, FAA 0 and CAS 0->0 on the probe word: all harmless.
+ * Atomics first and alone: a device that refuses them at post time (as
+ * upstream mlx5 does for kernel consumers) then refuses the batch's first
+ * work request and nothing else is on the wire.  FAA 0 and CAS
+ * magic->magic on the superblock's magic change nothing, and the magic is
+ * not a palindrome, so a device that returns atomic results byte-swapped
+ * is caught too.
  */
+static int cider_mn_probe_atomics(struct cider_mn *mn)
+{
+	u64 magic_off = offsetof(struct cider_mn_sb, magic), faa, cas;
+	struct cider_batch *b;
+	int ret;
+
+	b = cider_batch_alloc(2, 16, GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	cider_batch_faa(b, 0, magic_off, 0, 0);
+	cider_batch_cas(b, 1, magic_off, CIDER_MN_MAGIC, CIDER_MN_MAGIC, 8);
+	ret = cider_batch_run(&mn->chans[0], b);
+	if (ret == -EINTR)
+		goto out;
+	if (ret == -EOPNOTSUPP || ret == -EINVAL) {
+		pr_err("mn%u: %s refuses atomic operations posted from the kernel (%pe); CIDER needs 8-byte CAS and FAA\n",
+		       mn->id, mn->ibdev_name, ERR_PTR(ret));
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+	if (ret) {
+		pr_err("mn%u: atomic probe of %pISpc failed: %pe\n", mn->id, &mn->addr,
+		       ERR_PTR(ret));
+		goto out;
+	}
+	faa = cider_batch_u64(b, 0);
+	cas = cider_batch_u64(b, 1);
+	if (faa == swab64(CIDER_MN_MAGIC) || cas == swab64(CIDER_MN_MAGIC)) {
+		pr_err("mn%u: %s returns atomic results byte-swapped; CIDER needs 8-byte CAS and FAA\n",
+		       mn->id, mn->ibdev_name);
+		ret = -EOPNOTSUPP;
+	} else if (faa != CIDER_MN_MAGIC || cas != CIDER_MN_MAGIC) {
+		pr_err("mn%u: %pISpc is not a CIDER memory node (atomics read %#llx, %#llx)\n",
+		       mn->id, &mn->addr, faa, cas);
+		ret = -EPROTO;
+	}
+out:
+	cider_batch_put(b);
+	return ret;
+}
+
+/* The superblock must say what the connection's hello said. */
+static int cider_mn_probe_sb(struct cider_mn *mn)
+{
+	struct cider_mn_sb sb;
+	struct cider_batch *b;
+	int ret;
+
+	b = cider_batch_alloc(1, sizeof(sb), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	cider_batch_read(b, 0, 0, sizeof(sb), 0);
+	ret = cider_batch_run(&mn->chans[0], b);
+	if (!ret) {
+		memcpy(&sb, b->buf, sizeof(sb));
+		if (sb.magic != CIDER_MN_MAGIC || sb.layout_version != CIDER_LAYOUT_VERSION ||
+		    sb.region_size != mn->size) {
+			pr_err("mn%u: %pISpc: superblock (region %llu bytes) does not match its hello (%llu bytes)\n",
+			       mn->id, &mn->addr, sb.region_size, mn->size);
+			ret = -EPROTO;
+		}
+	} else if (ret != -EINTR) {
+		pr_err("mn%u: superblock READ from %pISpc failed: %pe\n", mn->id, &mn->addr,
+		       ERR_PTR(ret));
+	}
+	cider_batch_put(b);
+	return ret;
+}
+
+/* The device must do what CIDER needs, and the region be a CIDER one. */
 static int cider_mn_probe(struct cider_mn *mn)
 {
-	struct cider_batch *b;
 	int ret;
 
 	if (mn->ibdev->attrs.atomic_cap == IB_ATOMIC_NONE) {
@@ -194,24 +272,8 @@ static int cider_mn_probe(struct cider_mn *mn)
 		       mn->id, mn->ibdev_name);
 		return -EOPNOTSUPP;
 	}
-	b = cider_batch_alloc(3, 24, GFP_KERNEL);
-	if (!b)
-		return -ENOMEM;
-	cider_batch_read(b, 0, offsetof(struct cider_mn_sb, magic), 8, 0);
-	cider_batch_faa(b, 1, offsetof(struct cider_mn_sb, probe), 0, 8);
-	cider_batch_cas(b, 2, offsetof(struct cider_mn_sb, probe), 0, 0, 16);
-	ret = cider_batch_run(&mn->chans[0], b);
-	if (ret == -EOPNOTSUPP || ret == -EINVAL)
-		pr_err("mn%u: %s refuses atomic operations posted from the kernel (%pe); CIDER needs 8-byte CAS and FAA\n",
-		       mn->id, mn->ibdev_name, ERR_PTR(ret));
-	else if (ret)
-		pr_err("mn%u: probe of %pISpc failed: %pe\n", mn->id, &mn->addr, ERR_PTR(ret));
-	else if (cider_batch_u64(b, 0) != CIDER_MN_MAGIC)
-		ret = -EPROTO;
-	if (ret == -EPROTO)
-		pr_err("mn%u: %pISpc is not a CIDER memory node\n", mn->id, &mn->addr);
-	cider_batch_put(b);
-	return ret;
+	ret = cider_mn_probe_atomics(mn);
+	return ret ?: cider_mn_probe_sb(mn);
 }
 
 static int cider_attach_check(const struct cider_attach *at)

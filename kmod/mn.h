@@ -11,6 +11,7 @@
 #include <linux/workqueue.h>
 
 #include "channel.h"
+#include "params.h"
 
 struct cider_mn {
 	u32 id;
@@ -55,12 +56,5 @@ void cider_debugfs_init(void);
 void cider_debugfs_exit(void);
 void cider_debugfs_add_mn(struct cider_mn *mn);
 void cider_debugfs_remove_mn(struct cider_mn *mn);
-
-/* module parameters (main.c) */
-extern unsigned int cider_op_timeout_ms;
-extern unsigned int cider_sq_depth;
-extern unsigned int cider_credit_interval_us;
-extern unsigned int cider_credit_stable;
-extern unsigned int cider_backoff_t0_ns;
 
 #endif
