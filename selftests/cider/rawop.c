@@ -668,7 +668,7 @@ static void *load_thread(void *p)
 			l->ok++;
 		} else {
 			l->failed++;
-			if (cqe->res != -ENOTCONN && cqe->res != -EIO &&
+			if (cqe->res != -ENOTCONN && cqe->res != -EIO && cqe->res != -ECOMM &&
 			    cqe->res != -ETIMEDOUT && cqe->res != -ENODEV && cqe->res != -ENOENT)
 				l->unexpected++;
 			if (!l->first_err) {
