@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -451,10 +452,13 @@ TEST_F(fault, unknown_uring_cmd_flags_are_refused)
 	struct io_uring_cqe *cqe;
 	struct io_uring_sqe *sqe;
 	struct io_uring ring;
-	static char buf[4096];
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct iovec iov = { .iov_len = 4096 };
 
 	NEED();
+	/* Anonymous memory: io_uring refuses to register file-backed pages. */
+	iov.iov_base = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, iov.iov_base);
 	op = op_faa(self->word, 1);
 	ASSERT_EQ(0, cider_uring_init(&ring, 4));
 	ASSERT_EQ(0, io_uring_register_buffers(&ring, &iov, 1));
@@ -467,6 +471,7 @@ TEST_F(fault, unknown_uring_cmd_flags_are_refused)
 	EXPECT_EQ(-EINVAL, cqe->res);
 	io_uring_cqe_seen(&ring, cqe);
 	io_uring_queue_exit(&ring);
+	munmap(iov.iov_base, 4096);
 }
 
 /* Module parameters are range-checked when written. */
