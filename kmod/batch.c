@@ -216,18 +216,10 @@ void cider_batch_wake(struct cider_batch *b)
  * follows finishes the batch.  Killable: the batch then lives on with
  * the data path's reference; the caller still drops its own.
  */
-int cider_batch_run(struct cider_channel *ch, struct cider_batch *b)
+int cider_batch_run(struct cider_mn *mn, struct cider_channel *ch, struct cider_batch *b)
 {
-	int ret;
-
 	b->complete = cider_batch_wake;
-	ret = cider_batch_map(b, ch);
-	if (!ret)
-		ret = cider_channel_submit(ch, b);
-	if (ret) {
-		b->status = ret;
-		cider_batch_finish(b);
-	}
+	cider_mn_submit(mn, ch, b, false);
 	if (wait_for_completion_killable(&b->done))
 		return -EINTR;
 	return b->status;

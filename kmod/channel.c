@@ -46,7 +46,7 @@ static int cider_channel_create_ib(struct cider_channel *ch)
 	struct ib_qp_init_attr qa = {};
 	int ret;
 
-	ch->dev = dev;
+	WRITE_ONCE(ch->dev, dev);
 	ch->sq_depth = min_t(u32, cider_sq_depth, dev->attrs.max_qp_wr - 1);
 	ch->pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(ch->pd)) {
@@ -509,6 +509,14 @@ void cider_channel_destroy(struct cider_channel *ch)
 		cider_channel_kill(ch, -ENOTCONN);
 		rdma_destroy_id(ch->cm_id);
 		ch->cm_id = NULL;
+		/*
+		 * No handler runs any more: release an attach still waiting
+		 * for this channel (the device went away under it).
+		 */
+		if (!completion_done(&ch->cm_done)) {
+			WRITE_ONCE(ch->cm_status, -ENODEV);
+			complete_all(&ch->cm_done);
+		}
 	}
 	WARN_ON(!list_empty(&ch->inflight) || !list_empty(&ch->backlog));
 	if (ch->qp) {

@@ -142,7 +142,7 @@ void cider_batch_faa(struct cider_batch *b, unsigned int i, u64 remote, u64 add,
 int cider_batch_map(struct cider_batch *b, struct cider_channel *ch);
 void cider_batch_finish(struct cider_batch *b);
 void cider_batch_put(struct cider_batch *b);
-int cider_batch_run(struct cider_channel *ch, struct cider_batch *b);
+int cider_batch_run(struct cider_mn *mn, struct cider_channel *ch, struct cider_batch *b);
 void cider_batch_wake(struct cider_batch *b);
 u64 cider_batch_u64(struct cider_batch *b, unsigned int i);
 void cider_wr_done(struct ib_cq *cq, struct ib_wc *wc);

@@ -19,7 +19,7 @@ struct cider_mn {
 	struct sockaddr_storage addr;
 	struct kref ref;
 	struct rcu_head rcu;
-	atomic_t state;			/* CIDER_MN_LIVE / CIDER_MN_DEAD */
+	atomic_t state;			/* 0 while attaching, CIDER_MN_LIVE, _DEAD */
 	int dead_reason;
 	struct ib_device *ibdev;	/* set once connected */
 	char ibdev_name[IB_DEVICE_NAME_MAX];
@@ -33,6 +33,7 @@ struct cider_mn {
 	 */
 	struct rw_semaphore res_sem;
 	bool torn_down;
+	bool listed;			/* visible to lookups; cider_mns_lock */
 	struct work_struct kill_work;
 	struct delayed_work watchdog;
 	struct dentry *debugfs;
@@ -44,6 +45,8 @@ struct cider_mn *cider_mn_get(u32 id);
 void cider_mn_put(struct cider_mn *mn);
 void cider_mn_lost(struct cider_mn *mn, int reason);
 struct cider_channel *cider_mn_channel(struct cider_mn *mn);
+int cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
+		    struct cider_batch *b, bool nowait);
 void cider_mn_device_removed(struct ib_device *ibdev);
 void cider_mn_exit(void);
 

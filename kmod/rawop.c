@@ -146,39 +146,6 @@ err_ctx:
 	return ERR_PTR(ret);
 }
 
-/*
- * Hand @b to its channel.  Returns -EAGAIN, with nothing done, only when
- * @nowait and the node is busy being torn down; otherwise @b is finished
- * exactly once, at once if it cannot be sent (every operation then
- * reports why), and the caller keeps its own reference.
- */
-static int cider_raw_submit(struct cider_batch *b, bool nowait)
-{
-	struct cider_mn *mn = b->mn;
-	struct cider_channel *ch;
-	int ret;
-
-	if (nowait) {
-		if (!down_read_trylock(&mn->res_sem))
-			return -EAGAIN;
-	} else {
-		down_read(&mn->res_sem);
-	}
-	ret = READ_ONCE(mn->dead_reason) ?: -ENOTCONN;
-	if (!mn->torn_down && atomic_read(&mn->state) == CIDER_MN_LIVE) {
-		ch = cider_mn_channel(mn);
-		ret = cider_batch_map(b, ch);
-		if (!ret)
-			ret = cider_channel_submit(ch, b);
-	}
-	up_read(&mn->res_sem);
-	if (ret) {
-		b->status = ret;
-		cider_batch_finish(b);
-	}
-	return 0;
-}
-
 /* Results back to user space: per-op status, old values, READ data. */
 static int cider_raw_copy_out(struct cider_batch *b)
 {
@@ -217,7 +184,7 @@ long cider_ioctl_raw(void __user *uarg)
 	if (IS_ERR(b))
 		return PTR_ERR(b);
 	b->complete = cider_batch_wake;
-	cider_raw_submit(b, false);
+	cider_mn_submit(b->mn, NULL, b, false);
 	/*
 	 * Bounded by the node's watchdog (op_timeout_ms).  A fatal signal
 	 * ends the wait; the batch finishes later on its own reference.
@@ -280,7 +247,7 @@ int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	ctx->cmd = cmd;
 	pdu->b = b;
 	b->complete = cider_raw_uring_complete;
-	ret = cider_raw_submit(b, issue_flags & IO_URING_F_NONBLOCK);
+	ret = cider_mn_submit(b->mn, NULL, b, issue_flags & IO_URING_F_NONBLOCK);
 	if (ret) {
 		cider_batch_put(b);	/* the data path's reference */
 		cider_batch_put(b);

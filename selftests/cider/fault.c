@@ -501,6 +501,60 @@ TEST_F_TIMEOUT(fault, attach_fails_at_once_when_resolution_fails_at_once, 60)
 	EXPECT_GT(1.0, t);
 }
 
+struct slow_attach {
+	int fd;
+	const char *addr;
+	int ret;
+	double took;
+};
+
+static void *slow_attach_thread(void *p)
+{
+	struct slow_attach *a = p;
+	struct cider_attach at;
+	double t = memd_now();
+
+	a->ret = cider_attach(a->fd, a->addr, 5, 8000, &at);
+	a->took = memd_now() - t;
+	if (!a->ret)
+		cider_detach(a->fd, at.mn_id);
+	return NULL;
+}
+
+/*
+ * An attach waiting on a node that does not answer (its daemon stopped
+ * before it could accept) holds nothing global: MN_INFO and another
+ * node's detach go through at once.
+ */
+TEST_F_TIMEOUT(fault, a_slow_attach_blocks_nobody, 60)
+{
+	struct slow_attach a = { .fd = self->fd };
+	struct cider_mn_info mi;
+	struct memd stopped;
+	pthread_t th;
+	double t;
+
+	NEED();
+	ASSERT_EQ(0, memd_start(&stopped, "16M", test_port() + 500));
+	ASSERT_EQ(0, kill(stopped.pid, SIGSTOP));
+	a.addr = stopped.addr;
+	ASSERT_EQ(0, pthread_create(&th, NULL, slow_attach_thread, &a));
+	usleep(300 * 1000);
+	t = memd_now();
+	EXPECT_EQ(0, cider_mn_info(self->fd, self->at.mn_id, &mi));
+	EXPECT_GT(0.5, memd_now() - t) TH_LOG("MN_INFO took %.3f s", memd_now() - t);
+	t = memd_now();
+	EXPECT_EQ(0, cider_detach(self->fd, self->at.mn_id));
+	self->attached = false;
+	EXPECT_GT(0.5, memd_now() - t) TH_LOG("detach took %.3f s", memd_now() - t);
+	pthread_join(th, NULL);
+	TH_LOG("the slow attach: %d after %.3f s", a.ret, a.took);
+	EXPECT_NE(0, a.ret);
+	EXPECT_LT(1.0, a.took);		/* it really was slow */
+	kill(stopped.pid, SIGCONT);
+	memd_stop(&stopped, SIGKILL);
+}
+
 static int module_unload(void)
 {
 	return syscall(SYS_delete_module, "cider", O_NONBLOCK) ? -errno : 0;
