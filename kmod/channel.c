@@ -119,6 +119,7 @@ static int cider_channel_established(struct cider_channel *ch,
 	spin_lock_bh(&ch->lock);
 	ch->live = true;
 	ch->established = true;
+	ch->last_active = jiffies;
 	spin_unlock_bh(&ch->lock);
 	return 0;
 }
@@ -359,7 +360,9 @@ int cider_channel_submit(struct cider_channel *ch, struct cider_batch *b)
 		return 0;
 	}
 	b->deadline = jiffies + msecs_to_jiffies(READ_ONCE(cider_op_timeout_ms));
+	ch->last_active = jiffies;
 	ch->stats.batches++;
+	ch->stats.keepalives += b->keepalive;
 	if (!list_empty(&ch->backlog) || ch->credit.inflight + b->nr > ch->credit.limit)
 		ch->stats.backlogged++;
 	list_add_tail(&b->node, &ch->backlog);
@@ -409,6 +412,7 @@ void cider_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock_bh(&ch->lock);
 	ch->stats.cqes++;
+	ch->last_active = jiffies;
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		ch->stats.errors++;
 		if (wc->status != IB_WC_WR_FLUSH_ERR && ch->live)
@@ -496,6 +500,18 @@ bool cider_channel_overdue(struct cider_channel *ch)
 		late = time_after(jiffies, b->deadline);
 	spin_unlock_bh(&ch->lock);
 	return late;
+}
+
+/* Live, with nothing outstanding or waiting, for at least @idle jiffies? */
+bool cider_channel_idle(struct cider_channel *ch, unsigned long idle)
+{
+	bool ret;
+
+	spin_lock_bh(&ch->lock);
+	ret = ch->live && list_empty(&ch->inflight) && list_empty(&ch->backlog) &&
+	      time_after(jiffies, ch->last_active + idle);
+	spin_unlock_bh(&ch->lock);
+	return ret;
 }
 
 /*

@@ -46,6 +46,7 @@ struct cider_chan_stats {
 	u64 post_errors;	/* ib_post_send() failures */
 	u64 backlogged;		/* batches that waited for credits */
 	u64 canceled;		/* batches failed after the drain */
+	u64 keepalives;		/* liveness READs of an idle channel */
 };
 
 struct cider_channel {
@@ -75,6 +76,7 @@ struct cider_channel {
 	bool live;		/* accepting and posting work */
 	bool established;	/* was connected: has a QP to drain */
 	int reason;		/* why it stopped: -errno, 0 while live */
+	unsigned long last_active;	/* jiffies of the last submit or completion */
 	struct list_head backlog;	/* waiting for credits */
 	struct list_head inflight;	/* posted, oldest first */
 	struct cider_credit credit;
@@ -115,6 +117,7 @@ struct cider_batch {
 	void (*complete)(struct cider_batch *b);
 	void *priv;		/* kfree()d with the batch when priv_owned */
 	bool priv_owned;
+	bool keepalive;		/* a liveness READ (counted apart) */
 	struct completion done;	/* for synchronous waiters */
 	void *buf;
 	size_t buf_len;
@@ -132,6 +135,7 @@ int cider_channel_submit(struct cider_channel *ch, struct cider_batch *b);
 void cider_channel_kill(struct cider_channel *ch, int reason);
 void cider_channel_destroy(struct cider_channel *ch);
 bool cider_channel_overdue(struct cider_channel *ch);
+bool cider_channel_idle(struct cider_channel *ch, unsigned long idle);
 
 /* batch.c */
 struct cider_batch *cider_batch_alloc(unsigned int nr, size_t buf_len, gfp_t gfp);

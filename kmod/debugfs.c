@@ -47,6 +47,7 @@ static void cider_snap_add(struct cider_chan_snap *t, const struct cider_chan_sn
 	t->s.post_errors += c->s.post_errors;
 	t->s.backlogged += c->s.backlogged;
 	t->s.canceled += c->s.canceled;
+	t->s.keepalives += c->s.keepalives;
 	t->inflight += c->inflight;
 }
 
@@ -57,12 +58,12 @@ static void cider_snap_show(struct seq_file *m, const char *what, int idx,
 		seq_printf(m, "%s=%d ", what, idx);
 	else
 		seq_printf(m, "%s ", what);
-	seq_printf(m, "batches=%llu doorbells=%llu wrs=%llu cqes=%llu read=%llu write=%llu cas=%llu faa=%llu errors=%llu post_errors=%llu backlogged=%llu canceled=%llu inflight=%u",
+	seq_printf(m, "batches=%llu doorbells=%llu wrs=%llu cqes=%llu read=%llu write=%llu cas=%llu faa=%llu errors=%llu post_errors=%llu backlogged=%llu canceled=%llu keepalives=%llu inflight=%u",
 		   c->s.batches, c->s.doorbells, c->s.wrs, c->s.cqes,
 		   c->s.done[CIDER_RDMA_READ], c->s.done[CIDER_RDMA_WRITE],
 		   c->s.done[CIDER_RDMA_CAS], c->s.done[CIDER_RDMA_FAA],
 		   c->s.errors, c->s.post_errors, c->s.backlogged, c->s.canceled,
-		   c->inflight);
+		   c->s.keepalives, c->inflight);
 	if (idx >= 0)
 		seq_printf(m, " credit_limit=%u credit_updates=%llu backoff_tmax_ns=%llu",
 			   c->limit, c->updates, c->tmax);

@@ -116,11 +116,40 @@ static void cider_mn_kill_work(struct work_struct *work)
 	up_read(&mn->res_sem);
 }
 
-/* No completion within op_timeout_ms: the node is unresponsive. */
+static void cider_mn_keepalive_done(struct cider_batch *b)
+{
+	/* A failure has already declared the node lost (cider_wr_done). */
+}
+
+/*
+ * A memory node is passive: if it dies while nobody uses it, nothing
+ * fails.  So a channel idle for keepalive_ms READs the magic; when the
+ * node is gone, that READ fails (transport retries exhausted) or stays
+ * outstanding until the watchdog declares the node lost.
+ */
+static void cider_mn_keepalive(struct cider_mn *mn, struct cider_channel *ch)
+{
+	struct cider_batch *b = cider_batch_alloc(1, 8, GFP_KERNEL);
+
+	if (!b)
+		return;		/* try again on the next tick */
+	cider_batch_read(b, 0, offsetof(struct cider_mn_sb, magic), 8, 0);
+	b->keepalive = true;
+	b->complete = cider_mn_keepalive_done;
+	if (cider_mn_submit(mn, ch, b, true))
+		cider_batch_put(b);	/* not submitted: the data path's */
+	cider_batch_put(b);
+}
+
+/*
+ * Every 250 ms: an operation outstanding for op_timeout_ms means the node
+ * is unresponsive; an idle channel gets a keep-alive READ.
+ */
 static void cider_mn_watchdog(struct work_struct *work)
 {
 	struct cider_mn *mn = container_of(to_delayed_work(work), struct cider_mn,
 					   watchdog);
+	unsigned long idle = msecs_to_jiffies(READ_ONCE(cider_keepalive_ms));
 	unsigned int i;
 
 	for (i = 0; i < mn->nr_chans; i++) {
@@ -129,6 +158,9 @@ static void cider_mn_watchdog(struct work_struct *work)
 			return;
 		}
 	}
+	for (i = 0; i < mn->nr_chans; i++)
+		if (cider_channel_idle(&mn->chans[i], idle))
+			cider_mn_keepalive(mn, &mn->chans[i]);
 	if (atomic_read(&mn->state) == CIDER_MN_LIVE)
 		schedule_delayed_work(&mn->watchdog, HZ / 4);
 }

@@ -6,6 +6,7 @@
 #include "params.h"
 
 unsigned int cider_op_timeout_ms = 10000;
+unsigned int cider_keepalive_ms = 1000;
 unsigned int cider_sq_depth = 128;
 unsigned int cider_credit_interval_us = 8000;
 unsigned int cider_credit_stable = 60;
@@ -66,6 +67,8 @@ static const struct kernel_param_ops cider_t0_ops = {
 
 module_param_cb(op_timeout_ms, &cider_op_timeout_ops, &cider_op_timeout_ms, 0644);
 MODULE_PARM_DESC(op_timeout_ms, "An operation outstanding this long declares its memory node lost, 100..600000 (default 10000)");
+module_param_cb(keepalive_ms, &cider_op_timeout_ops, &cider_keepalive_ms, 0644);
+MODULE_PARM_DESC(keepalive_ms, "A channel idle this long READs its memory node to notice its death, 100..600000 (default 1000)");
 module_param_cb(sq_depth, &cider_sq_depth_ops, &cider_sq_depth, 0444);
 MODULE_PARM_DESC(sq_depth, "Send queue depth per channel, the largest credit limit, 64..4096 (default 128)");
 module_param_cb(credit_interval_us, &cider_interval_ops, &cider_credit_interval_us, 0444);

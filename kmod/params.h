@@ -17,6 +17,7 @@
 #define CIDER_SQ_DEPTH_MAX		4096
 
 extern unsigned int cider_op_timeout_ms;	/* writable */
+extern unsigned int cider_keepalive_ms;		/* writable */
 extern unsigned int cider_sq_depth;
 extern unsigned int cider_credit_interval_us;
 extern unsigned int cider_credit_stable;

@@ -60,6 +60,7 @@ static void knobs_off(void)
 	knob("drop_cqes", "0");
 	knob("swab_atomics", "0");
 	write_file(PARAM_DIR "op_timeout_ms", "10000");
+	write_file(PARAM_DIR "keepalive_ms", "1000");
 }
 
 /* Kernel log records so far that contain @what. */
@@ -389,6 +390,7 @@ TEST_F_TIMEOUT(fault, lost_completion_ends_by_the_watchdog, 60)
 	double t;
 
 	NEED();
+	ASSERT_EQ(0, write_file(PARAM_DIR "keepalive_ms", "600000"));
 	ASSERT_EQ(0, write_file(PARAM_DIR "op_timeout_ms", "1000"));
 	ASSERT_EQ(0, knob("drop_cqes", "1"));
 	op[0] = op_rw(CIDER_RAW_READ, self->word, &r, 8);
@@ -408,6 +410,34 @@ TEST_F_TIMEOUT(fault, lost_completion_ends_by_the_watchdog, 60)
 }
 
 /*
+ * An idle node's death is noticed: the keep-alive READ of an idle
+ * channel never completes (its completion is dropped, as when the node
+ * has silently gone), and the watchdog declares the node lost within
+ * keepalive_ms + op_timeout_ms + a watchdog period.
+ */
+TEST_F_TIMEOUT(fault, an_idle_node_is_noticed_dead, 60)
+{
+	struct cider_mn_info mi;
+	double t, end;
+
+	NEED();
+	ASSERT_EQ(0, write_file(PARAM_DIR "keepalive_ms", "500"));
+	ASSERT_EQ(0, write_file(PARAM_DIR "op_timeout_ms", "1000"));
+	ASSERT_EQ(0, knob("drop_cqes", "1"));
+	t = memd_now();
+	for (end = t + 10; memd_now() < end; usleep(50 * 1000)) {
+		ASSERT_EQ(0, cider_mn_info(self->fd, self->at.mn_id, &mi));
+		if (mi.state == CIDER_MN_DEAD)
+			break;
+	}
+	t = memd_now() - t;
+	TH_LOG("dead after %.3f s idle", t);
+	EXPECT_EQ(CIDER_MN_DEAD, mi.state);
+	EXPECT_EQ(-ETIMEDOUT, mi.dead_reason);
+	EXPECT_GT(3.0, t);
+}
+
+/*
  * A waiter killed while its batch is outstanding goes at once; the batch
  * outlives it and detach still ends it.
  */
@@ -418,6 +448,7 @@ TEST_F_TIMEOUT(fault, a_waiting_ioctl_is_killable, 60)
 	double t;
 
 	NEED();
+	ASSERT_EQ(0, write_file(PARAM_DIR "keepalive_ms", "600000"));
 	ASSERT_EQ(0, write_file(PARAM_DIR "op_timeout_ms", "60000"));
 	ASSERT_EQ(0, knob("drop_cqes", "1"));
 	pid = fork();
@@ -481,6 +512,7 @@ TEST_F(fault, parameters_are_range_checked)
 	EXPECT_EQ(-EINVAL, write_file(PARAM_DIR "op_timeout_ms", "0"));
 	EXPECT_EQ(-EINVAL, write_file(PARAM_DIR "op_timeout_ms", "600001"));
 	EXPECT_EQ(-EINVAL, write_file(PARAM_DIR "op_timeout_ms", "-1"));
+	EXPECT_EQ(-EINVAL, write_file(PARAM_DIR "keepalive_ms", "0"));
 	EXPECT_EQ(0, write_file(PARAM_DIR "op_timeout_ms", "100"));
 	EXPECT_EQ(0, write_file(PARAM_DIR "op_timeout_ms", "10000"));
 }
