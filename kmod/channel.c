@@ -32,11 +32,22 @@ static void cider_qp_event(struct ib_event *ev, void *ctx)
 	case IB_EVENT_QP_FATAL:
 	case IB_EVENT_QP_REQ_ERR:
 	case IB_EVENT_QP_ACCESS_ERR:
+	case IB_EVENT_PATH_MIG_ERR:
+		pr_err("mn%u: channel %u: %s\n", ch->mn->id, ch->index,
+		       ib_event_msg(ev->event));
 		cider_mn_lost(ch->mn, -EIO);
 		break;
 	default:
 		break;
 	}
+}
+
+static void cider_cq_event(struct ib_event *ev, void *ctx)
+{
+	struct cider_channel *ch = ctx;
+
+	pr_err("mn%u: channel %u: %s\n", ch->mn->id, ch->index, ib_event_msg(ev->event));
+	cider_mn_lost(ch->mn, -EIO);
 }
 
 /* Runs in the CM handler once the device is known. */
@@ -62,6 +73,8 @@ static int cider_channel_create_ib(struct cider_channel *ch)
 		ch->cq = NULL;
 		return ret;
 	}
+	/* A CQ error (overrun) loses completions: start error handling. */
+	ch->cq->event_handler = cider_cq_event;
 	qa.event_handler = cider_qp_event;
 	qa.qp_context = ch;
 	qa.send_cq = ch->cq;
@@ -124,6 +137,22 @@ static int cider_channel_established(struct cider_channel *ch,
 	return 0;
 }
 
+/*
+ * An event this client does not expect (a multicast one, a connect
+ * request, or one newer than this code): ignored, and each kind logged
+ * once so that a flood of them cannot flood the log.
+ */
+static void cider_cm_unexpected(struct cider_channel *ch, const struct rdma_cm_event *ev)
+{
+	static DECLARE_BITMAP(seen, 64);
+	unsigned int e = ev->event;
+
+	if (e < 64 && test_and_set_bit(e, seen))
+		return;
+	pr_warn("mn%u: channel %u: unexpected CM event %s (%u), status %d; ignored\n",
+		ch->mn->id, ch->index, rdma_event_msg(ev->event), e, ev->status);
+}
+
 static int cider_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct cider_channel *ch = id->context;
@@ -157,13 +186,19 @@ static int cider_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		cider_cm_done(ch, -ECONNRESET);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
+	/* The address moved to another port or device: as nvme-rdma, recover. */
+	case RDMA_CM_EVENT_ADDR_CHANGE:
 		cider_mn_lost(ch->mn, -ENOTCONN);
 		break;
-	default:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/*
-		 * DEVICE_REMOVAL is handled by the ib_client's .remove, which
-		 * ib_core calls before rdma_cm's own.
+		 * Handled by the ib_client's .remove, which ib_core calls
+		 * before rdma_cm's own.
 		 */
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		break;
+	default:
+		cider_cm_unexpected(ch, ev);
 		break;
 	}
 	return 0;	/* never let rdma_cm destroy the id under us */
