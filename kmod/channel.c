@@ -42,14 +42,6 @@ static void cider_qp_event(struct ib_event *ev, void *ctx)
 	}
 }
 
-static void cider_cq_event(struct ib_event *ev, void *ctx)
-{
-	struct cider_channel *ch = ctx;
-
-	pr_err("mn%u: channel %u: %s\n", ch->mn->id, ch->index, ib_event_msg(ev->event));
-	cider_mn_lost(ch->mn, -EIO);
-}
-
 /* Runs in the CM handler once the device is known. */
 static int cider_channel_create_ib(struct cider_channel *ch)
 {
@@ -59,22 +51,27 @@ static int cider_channel_create_ib(struct cider_channel *ch)
 
 	WRITE_ONCE(ch->dev, dev);
 	ch->sq_depth = min_t(u32, cider_sq_depth, dev->attrs.max_qp_wr - 1);
-	ch->pd = ib_alloc_pd(dev, 0);
+	/* One PD per device, shared by every channel on it (ibdev.c). */
+	ch->pd = cider_ibdev_get_pd(dev);
 	if (IS_ERR(ch->pd)) {
 		ret = PTR_ERR(ch->pd);
 		ch->pd = NULL;
 		return ret;
 	}
-	/* Send completions, plus ib_drain_qp()'s two markers. */
-	ch->cq = ib_alloc_cq(dev, ch, ch->sq_depth + 2,
-			     ch->index % dev->num_comp_vectors, IB_POLL_SOFTIRQ);
+	/*
+	 * Send completions, plus ib_drain_qp()'s two markers, from the
+	 * device's shared CQ pool (each completion names its own handler
+	 * through its ib_cqe, so sharing is free).  A shared CQ has no event
+	 * handler of ours; an overrun would move the QP to the error state,
+	 * which cider_qp_event() and the completion path report.
+	 */
+	ch->nr_cqe = ch->sq_depth + 2;
+	ch->cq = ib_cq_pool_get(dev, ch->nr_cqe, ch->index, IB_POLL_SOFTIRQ);
 	if (IS_ERR(ch->cq)) {
 		ret = PTR_ERR(ch->cq);
 		ch->cq = NULL;
 		return ret;
 	}
-	/* A CQ error (overrun) loses completions: start error handling. */
-	ch->cq->event_handler = cider_cq_event;
 	qa.event_handler = cider_qp_event;
 	qa.qp_context = ch;
 	qa.send_cq = ch->cq;
@@ -575,11 +572,11 @@ void cider_channel_destroy(struct cider_channel *ch)
 		ch->qp = NULL;
 	}
 	if (ch->cq) {
-		ib_free_cq(ch->cq);
+		ib_cq_pool_put(ch->cq, ch->nr_cqe);
 		ch->cq = NULL;
 	}
 	if (ch->pd) {
-		ib_dealloc_pd(ch->pd);
+		cider_ibdev_put_pd(ch->dev);
 		ch->pd = NULL;
 	}
 }

@@ -14,6 +14,7 @@
 #ifndef _CIDER_CHANNEL_H
 #define _CIDER_CHANNEL_H
 
+#include <linux/cache.h>
 #include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/refcount.h>
@@ -58,6 +59,7 @@ struct cider_channel {
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	u32 sq_depth;
+	unsigned int nr_cqe;	/* taken from the device's CQ pool */
 
 	/* connection set-up */
 	struct completion cm_done;
@@ -82,7 +84,7 @@ struct cider_channel {
 	struct cider_credit credit;
 	struct cider_backoff backoff;
 	struct cider_chan_stats stats;
-};
+} ____cacheline_aligned_in_smp;	/* CPUs' channels share no cache line */
 
 struct cider_wr {
 	struct ib_cqe cqe;
