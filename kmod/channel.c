@@ -465,7 +465,7 @@ void cider_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_bh(&ch->lock);
 
 	if (fatal)
-		cider_mn_lost(ch->mn, ch->reason);
+		cider_mn_lost(ch->mn, READ_ONCE(ch->reason));
 	if (done)
 		cider_batch_finish(b);
 	cider_fail_list(&failed, READ_ONCE(ch->reason) ?: -ENOTCONN);
@@ -487,7 +487,7 @@ static void cider_channel_cancel(struct cider_channel *ch)
 	list_for_each_entry(b, &left, node)
 		ch->stats.canceled++;
 	spin_unlock_bh(&ch->lock);
-	cider_fail_list(&left, ch->reason ?: -ENOTCONN);
+	cider_fail_list(&left, READ_ONCE(ch->reason) ?: -ENOTCONN);
 }
 
 /*
@@ -508,7 +508,7 @@ void cider_channel_kill(struct cider_channel *ch, int reason)
 	cider_channel_stop(ch, reason);
 	list_splice_tail_init(&ch->backlog, &failed);
 	spin_unlock_bh(&ch->lock);
-	cider_fail_list(&failed, ch->reason);
+	cider_fail_list(&failed, READ_ONCE(ch->reason));
 	/* Only a connected QP can have work posted to drain. */
 	if (ch->established) {
 		rdma_disconnect(ch->cm_id);
