@@ -364,7 +364,7 @@ static void cider_channel_flush(struct cider_channel *ch, struct list_head *fail
 	 * drain and cancel account them; the rest fail now.
 	 */
 	ch->stats.post_errors++;
-	if (ch->live)
+	if (ch->live && cider_mn_listed(ch->mn))
 		pr_err("mn%u: %s: ib_post_send: %pe\n", ch->mn->id, ch->dev->name,
 		       ERR_PTR(ret));
 	cider_channel_stop(ch, ret);
@@ -447,7 +447,7 @@ void cider_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	ch->last_active = jiffies;
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		ch->stats.errors++;
-		if (wc->status != IB_WC_WR_FLUSH_ERR && ch->live)
+		if (wc->status != IB_WC_WR_FLUSH_ERR && ch->live && cider_mn_listed(ch->mn))
 			pr_err("mn%u: %s: %s on channel %u\n", ch->mn->id, ch->dev->name,
 			       ib_wc_status_msg(wc->status), ch->index);
 		/* The QP is in the error state now. */

@@ -99,8 +99,9 @@ void cider_mn_lost(struct cider_mn *mn, int reason)
 	if (atomic_cmpxchg(&mn->state, CIDER_MN_LIVE, CIDER_MN_DEAD) != CIDER_MN_LIVE)
 		return;
 	WRITE_ONCE(mn->dead_reason, reason);
-	pr_warn("mn%u (%pISpc via %s): lost: %pe\n", mn->id, &mn->addr,
-		mn->ibdev_name, ERR_PTR(reason));
+	if (cider_mn_listed(mn))
+		pr_warn("mn%u (%pISpc via %s): lost: %pe\n", mn->id, &mn->addr,
+			mn->ibdev_name, ERR_PTR(reason));
 	schedule_work(&mn->kill_work);
 }
 

@@ -41,6 +41,15 @@ struct cider_mn {
 	struct cider_channel chans[];
 };
 
+/*
+ * Whether the node is listed (attached).  The data path logs only for
+ * listed nodes: a failing attach says why in exactly one line of its own.
+ */
+static inline bool cider_mn_listed(const struct cider_mn *mn)
+{
+	return READ_ONCE(mn->listed);
+}
+
 struct cider_mn *cider_mn_get(u32 id);
 void cider_mn_put(struct cider_mn *mn);
 void cider_mn_lost(struct cider_mn *mn, int reason);

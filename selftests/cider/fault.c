@@ -176,11 +176,12 @@ TEST_F_TIMEOUT(fault, attach_refused_like_mlx5_fails_fast_with_one_line, 60)
 {
 	struct cider_attach at2;
 	struct cider_mn_info mi;
-	int before;
+	int before, lines;
 	double t;
 
 	NEED();
 	before = kmsg_count("refuses atomic operations posted from the kernel");
+	lines = kmsg_count("cider: ");
 	ASSERT_EQ(0, knob("refuse_atomics", "1"));
 	t = memd_now();
 	EXPECT_EQ(-EOPNOTSUPP, cider_attach(self->fd, self->memd.addr, 4, 5000, &at2));
@@ -188,6 +189,7 @@ TEST_F_TIMEOUT(fault, attach_refused_like_mlx5_fails_fast_with_one_line, 60)
 	TH_LOG("refused after %.3f s", t);
 	EXPECT_GT(5.0, t);
 	EXPECT_EQ(before + 1, kmsg_count("refuses atomic operations posted from the kernel"));
+	EXPECT_EQ(lines + 1, kmsg_count("cider: "));	/* that line and no other */
 	/* Nothing was left listed: only the fixture's node is there. */
 	ASSERT_EQ(0, cider_mn_info(self->fd, 0, &mi));
 	EXPECT_EQ(self->at.mn_id, mi.mn_id);
