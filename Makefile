@@ -20,7 +20,7 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/linux/cider.h
 LIB_SRC := lib/cider.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
-SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/rawop
+SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop
 CORE_SRC := kmod/core/credit.c kmod/core/backoff.c
 PROTO_SRC := $(addprefix kmod/core/,client.c lockqueue.c writecomb.c localwc.c contention.c alloc.c \
 	slab.c race.c hashindex.c block.c)

@@ -6,8 +6,9 @@
  * completes in order, so a completion for WR k of a batch also accounts
  * every earlier WR of that batch; a WR that fails (or is flushed) always
  * produces its own completion, signalled or not.  A batch is finished when
- * every WR that reached the NIC is accounted; WRs that never reached it
- * (a failed ib_post_send) are failed at once.
+ * every WR that reached the NIC is accounted, or when its channel has
+ * been drained (cider_channel_kill); WRs that never reached it (a failed
+ * ib_post_send) are failed at once.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,6 +16,7 @@
 #include <linux/jiffies.h>
 
 #include "cider.h"
+#include "fault.h"
 #include "mn.h"
 
 struct cider_batch *cider_batch_alloc(unsigned int nr, size_t buf_len, gfp_t gfp)
@@ -34,6 +36,7 @@ struct cider_batch *cider_batch_alloc(unsigned int nr, size_t buf_len, gfp_t gfp
 	b->nr = nr;
 	refcount_set(&b->ref, 2);
 	INIT_LIST_HEAD(&b->node);
+	init_completion(&b->done);
 	for (i = 0; i < nr; i++) {
 		b->wr[i].batch = b;
 		b->wr[i].index = i;
@@ -48,32 +51,32 @@ struct cider_batch *cider_batch_alloc(unsigned int nr, size_t buf_len, gfp_t gfp
 	return b;
 }
 
-static void cider_batch_set(struct cider_batch *b, unsigned int i, u8 verb,
-			    enum ib_wr_opcode op, u32 len, u32 off)
+static void cider_batch_set(struct cider_batch *b, unsigned int i, u8 op,
+			    enum ib_wr_opcode opcode, u32 len, u32 off)
 {
 	struct cider_wr *w = &b->wr[i];
 
-	w->verb = verb;
+	w->op = op;
 	w->buf_off = off;
 	w->sge.length = len;
-	w->wr.opcode = op;
+	w->wr.opcode = opcode;
 }
 
 void cider_batch_read(struct cider_batch *b, unsigned int i, u64 remote, u32 len, u32 off)
 {
-	cider_batch_set(b, i, CIDER_VERB_READ, IB_WR_RDMA_READ, len, off);
+	cider_batch_set(b, i, CIDER_RDMA_READ, IB_WR_RDMA_READ, len, off);
 	b->wr[i].rdma.remote_addr = remote;
 }
 
 void cider_batch_write(struct cider_batch *b, unsigned int i, u64 remote, u32 len, u32 off)
 {
-	cider_batch_set(b, i, CIDER_VERB_WRITE, IB_WR_RDMA_WRITE, len, off);
+	cider_batch_set(b, i, CIDER_RDMA_WRITE, IB_WR_RDMA_WRITE, len, off);
 	b->wr[i].rdma.remote_addr = remote;
 }
 
 void cider_batch_cas(struct cider_batch *b, unsigned int i, u64 remote, u64 cmp, u64 swp, u32 off)
 {
-	cider_batch_set(b, i, CIDER_VERB_CAS, IB_WR_ATOMIC_CMP_AND_SWP, 8, off);
+	cider_batch_set(b, i, CIDER_RDMA_CAS, IB_WR_ATOMIC_CMP_AND_SWP, 8, off);
 	b->wr[i].atomic.remote_addr = remote;
 	b->wr[i].atomic.compare_add = cmp;
 	b->wr[i].atomic.swap = swp;
@@ -81,7 +84,7 @@ void cider_batch_cas(struct cider_batch *b, unsigned int i, u64 remote, u64 cmp,
 
 void cider_batch_faa(struct cider_batch *b, unsigned int i, u64 remote, u64 add, u32 off)
 {
-	cider_batch_set(b, i, CIDER_VERB_FAA, IB_WR_ATOMIC_FETCH_AND_ADD, 8, off);
+	cider_batch_set(b, i, CIDER_RDMA_FAA, IB_WR_ATOMIC_FETCH_AND_ADD, 8, off);
 	b->wr[i].atomic.remote_addr = remote;
 	b->wr[i].atomic.compare_add = add;
 }
@@ -106,7 +109,7 @@ int cider_batch_map(struct cider_batch *b, struct cider_channel *ch)
 
 		w->sge.addr = b->dma + w->buf_off;
 		w->sge.lkey = ch->pd->local_dma_lkey;
-		if (w->verb == CIDER_VERB_READ || w->verb == CIDER_VERB_WRITE) {
+		if (w->op == CIDER_RDMA_READ || w->op == CIDER_RDMA_WRITE) {
 			w->rdma.remote_addr += mn->base;
 			w->rdma.rkey = mn->rkey;
 		} else {
@@ -117,17 +120,68 @@ int cider_batch_map(struct cider_batch *b, struct cider_channel *ch)
 	return 0;
 }
 
-/* Every WR is accounted: unmap and hand the batch to its owner. */
+/*
+ * The status of WR @i, which has none from a completion of its own:
+ * accounted by a later completion, it succeeded; never posted, it did not
+ * execute and reports why the batch failed; posted but never accounted
+ * (its channel was drained without a completion for it), a WRITE or
+ * atomic may or may not have executed (-ECOMM) and a READ delivered
+ * nothing.
+ */
+static int cider_wr_status(const struct cider_batch *b, unsigned int i)
+{
+	int why = b->status ?: -ECANCELED;
+
+	if (i < b->acked)
+		return 0;
+	if (i < b->posted && b->wr[i].op != CIDER_RDMA_READ)
+		return -ECOMM;
+	return why;
+}
+
+/* Injected (fault.h): atomic results byte-swapped, as by a broken device. */
+static void cider_batch_swab_atomics(struct cider_batch *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nr; i++) {
+		u64 *p = b->buf + b->wr[i].buf_off;
+
+		if (!b->wr[i].status && (b->wr[i].op == CIDER_RDMA_CAS ||
+					 b->wr[i].op == CIDER_RDMA_FAA))
+			*p = swab64(*p);
+	}
+}
+
+/*
+ * Every WR is accounted, or its channel drained: unmap, give every WR its
+ * final status and the batch its result, and hand it to its owner.  The
+ * result is 0 when every WR succeeded, -ECOMM when any WR's outcome is
+ * unknown, else the first WR's error.  Called exactly once per batch.
+ */
 void cider_batch_finish(struct cider_batch *b)
 {
+	bool unknown = false;
+	int first = 0;
 	unsigned int i;
 
 	if (b->dma_dev) {
 		ib_dma_unmap_single(b->dma_dev, b->dma, b->buf_len, DMA_BIDIRECTIONAL);
 		b->dma_dev = NULL;
 	}
-	for (i = 0; i < b->nr && !b->status; i++)
-		b->status = b->wr[i].status;
+	for (i = 0; i < b->nr; i++) {
+		struct cider_wr *w = &b->wr[i];
+
+		if (!w->status)
+			w->status = cider_wr_status(b, i);
+		if (w->status == -ECOMM)
+			unknown = true;
+		else if (!first)
+			first = w->status;
+	}
+	if (unlikely(cider_fault_swab_atomics()))
+		cider_batch_swab_atomics(b);
+	b->status = unknown ? -ECOMM : first;
 	b->complete(b);
 	cider_batch_put(b);
 }
@@ -138,6 +192,8 @@ void cider_batch_put(struct cider_batch *b)
 		return;
 	if (b->mn)
 		cider_mn_put(b->mn);
+	if (b->priv_owned)
+		kfree(b->priv);
 	kfree(b->buf);
 	kfree(b);
 }
@@ -148,29 +204,23 @@ u64 cider_batch_u64(struct cider_batch *b, unsigned int i)
 	return le64_to_cpu(*(__le64 *)(b->buf + b->wr[i].buf_off));
 }
 
-static void cider_batch_wake(struct cider_batch *b)
+/* The completion callback of a synchronous waiter. */
+void cider_batch_wake(struct cider_batch *b)
 {
-	complete(b->priv);
+	complete(&b->done);
 }
 
 /*
- * Run a kernel-owned batch to completion and wait.  Bounded: the MN's
- * watchdog declares it lost after op_timeout_ms, which flushes the batch.
+ * Run a kernel-owned batch to completion and wait.  Bounded: the node's
+ * watchdog declares it lost after op_timeout_ms, and the kill that
+ * follows finishes the batch.  Killable: the batch then lives on with
+ * the data path's reference; the caller still drops its own.
  */
-int cider_batch_run(struct cider_channel *ch, struct cider_batch *b)
+int cider_batch_run(struct cider_mn *mn, struct cider_channel *ch, struct cider_batch *b)
 {
-	DECLARE_COMPLETION_ONSTACK(done);
-	int ret;
-
 	b->complete = cider_batch_wake;
-	b->priv = &done;
-	ret = cider_batch_map(b, ch);
-	if (ret) {
-		b->status = ret;
-		cider_batch_put(b);	/* the data path's reference */
-		return ret;
-	}
-	cider_channel_submit(ch, b);
-	wait_for_completion(&done);
+	cider_mn_submit(mn, ch, b, false);
+	if (wait_for_completion_killable(&b->done))
+		return -EINTR;
 	return b->status;
 }

@@ -14,6 +14,7 @@
 #ifndef _CIDER_CHANNEL_H
 #define _CIDER_CHANNEL_H
 
+#include <linux/cache.h>
 #include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/refcount.h>
@@ -28,18 +29,25 @@
 struct cider_mn;
 struct cider_batch;
 
-enum cider_verb { CIDER_VERB_READ, CIDER_VERB_WRITE, CIDER_VERB_CAS,
-		  CIDER_VERB_FAA, CIDER_NR_VERBS };
+/*
+ * The one-sided operations of the data path.  Not "verb": the protocol
+ * core (core/proto.h) has its own struct cider_verb, and both headers
+ * must be includable together once the core runs in the kernel.
+ */
+enum cider_rdma_op { CIDER_RDMA_READ, CIDER_RDMA_WRITE, CIDER_RDMA_CAS,
+		     CIDER_RDMA_FAA, CIDER_RDMA_NR_OPS };
 
 struct cider_chan_stats {
 	u64 batches;		/* batches submitted */
 	u64 doorbells;		/* ib_post_send() calls */
 	u64 wrs;		/* work requests posted */
 	u64 cqes;		/* completions polled */
-	u64 done[CIDER_NR_VERBS]; /* work requests completed, by verb */
+	u64 done[CIDER_RDMA_NR_OPS]; /* work requests completed, by op */
 	u64 errors;		/* work requests completed in error */
 	u64 post_errors;	/* ib_post_send() failures */
 	u64 backlogged;		/* batches that waited for credits */
+	u64 canceled;		/* batches failed after the drain */
+	u64 keepalives;		/* liveness READs of an idle channel */
 };
 
 struct cider_channel {
@@ -51,21 +59,32 @@ struct cider_channel {
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	u32 sq_depth;
+	unsigned int nr_cqe;	/* taken from the device's CQ pool */
 
 	/* connection set-up */
 	struct completion cm_done;
 	int cm_status;
 	struct cider_mn_hello hello;
 
+	/*
+	 * Set once by cider_channel_kill() (process context, serialized by
+	 * the node's res_sem): the QP has been drained and nothing of this
+	 * channel can complete any more.
+	 */
+	bool drained;
+
+	/* Taken with _bh everywhere: completions run in softirq. */
 	spinlock_t lock;	/* everything below */
 	bool live;		/* accepting and posting work */
 	bool established;	/* was connected: has a QP to drain */
+	int reason;		/* why it stopped: -errno, 0 while live */
+	unsigned long last_active;	/* jiffies of the last submit or completion */
 	struct list_head backlog;	/* waiting for credits */
 	struct list_head inflight;	/* posted, oldest first */
 	struct cider_credit credit;
 	struct cider_backoff backoff;
 	struct cider_chan_stats stats;
-};
+} ____cacheline_aligned_in_smp;	/* CPUs' channels share no cache line */
 
 struct cider_wr {
 	struct ib_cqe cqe;
@@ -77,8 +96,8 @@ struct cider_wr {
 	struct ib_sge sge;
 	struct cider_batch *batch;
 	u16 index;
-	u8 verb;
-	int status;
+	u8 op;			/* enum cider_rdma_op */
+	int status;		/* final -errno or 0, see cider_batch_finish() */
 	u32 buf_off;		/* of this WR's bytes in the batch buffer */
 };
 
@@ -90,10 +109,18 @@ struct cider_batch {
 	unsigned int nr;	/* work requests */
 	unsigned int acked;	/* WRs [0, acked) accounted */
 	unsigned int posted;	/* WRs [0, posted) reached the NIC */
-	int status;		/* first failure, or 0 */
+	/*
+	 * While the batch runs: why WRs that did not complete failed (a
+	 * post error or the channel's reason), or 0.  Once finished: the
+	 * batch's result, see cider_batch_finish().
+	 */
+	int status;
 	unsigned long deadline;	/* jiffies */
 	void (*complete)(struct cider_batch *b);
-	void *priv;
+	void *priv;		/* kfree()d with the batch when priv_owned */
+	bool priv_owned;
+	bool keepalive;		/* a liveness READ (counted apart) */
+	struct completion done;	/* for synchronous waiters */
 	void *buf;
 	size_t buf_len;
 	dma_addr_t dma;
@@ -106,10 +133,11 @@ void cider_channel_init(struct cider_channel *ch, struct cider_mn *mn,
 			unsigned int index);
 int cider_channel_connect(struct cider_channel *ch, struct sockaddr *dst,
 			  unsigned long timeout_ms);
-void cider_channel_submit(struct cider_channel *ch, struct cider_batch *b);
+int cider_channel_submit(struct cider_channel *ch, struct cider_batch *b);
 void cider_channel_kill(struct cider_channel *ch, int reason);
 void cider_channel_destroy(struct cider_channel *ch);
 bool cider_channel_overdue(struct cider_channel *ch);
+bool cider_channel_idle(struct cider_channel *ch, unsigned long idle);
 
 /* batch.c */
 struct cider_batch *cider_batch_alloc(unsigned int nr, size_t buf_len, gfp_t gfp);
@@ -120,7 +148,8 @@ void cider_batch_faa(struct cider_batch *b, unsigned int i, u64 remote, u64 add,
 int cider_batch_map(struct cider_batch *b, struct cider_channel *ch);
 void cider_batch_finish(struct cider_batch *b);
 void cider_batch_put(struct cider_batch *b);
-int cider_batch_run(struct cider_channel *ch, struct cider_batch *b);
+int cider_batch_run(struct cider_mn *mn, struct cider_channel *ch, struct cider_batch *b);
+void cider_batch_wake(struct cider_batch *b);
 u64 cider_batch_u64(struct cider_batch *b, unsigned int i);
 void cider_wr_done(struct ib_cq *cq, struct ib_wc *wc);
 

@@ -15,6 +15,9 @@ extern const char cider_version[];
 int cider_ibdev_init(void);
 void cider_ibdev_exit(void);
 void cider_ibdev_fill_info(struct cider_info *info);
+struct ib_device;
+struct ib_pd *cider_ibdev_get_pd(struct ib_device *ibdev);
+void cider_ibdev_put_pd(struct ib_device *ibdev);
 
 /* rawop.c: raw one-sided operations, by ioctl and io_uring. */
 struct io_uring_cmd;

@@ -11,6 +11,7 @@
 #include <linux/seq_file.h>
 
 #include "cider.h"
+#include "fault.h"
 #include "mn.h"
 
 static struct dentry *cider_debugfs_root;
@@ -40,11 +41,13 @@ static void cider_snap_add(struct cider_chan_snap *t, const struct cider_chan_sn
 	t->s.doorbells += c->s.doorbells;
 	t->s.wrs += c->s.wrs;
 	t->s.cqes += c->s.cqes;
-	for (v = 0; v < CIDER_NR_VERBS; v++)
+	for (v = 0; v < CIDER_RDMA_NR_OPS; v++)
 		t->s.done[v] += c->s.done[v];
 	t->s.errors += c->s.errors;
 	t->s.post_errors += c->s.post_errors;
 	t->s.backlogged += c->s.backlogged;
+	t->s.canceled += c->s.canceled;
+	t->s.keepalives += c->s.keepalives;
 	t->inflight += c->inflight;
 }
 
@@ -55,11 +58,12 @@ static void cider_snap_show(struct seq_file *m, const char *what, int idx,
 		seq_printf(m, "%s=%d ", what, idx);
 	else
 		seq_printf(m, "%s ", what);
-	seq_printf(m, "batches=%llu doorbells=%llu wrs=%llu cqes=%llu read=%llu write=%llu cas=%llu faa=%llu errors=%llu post_errors=%llu backlogged=%llu inflight=%u",
+	seq_printf(m, "batches=%llu doorbells=%llu wrs=%llu cqes=%llu read=%llu write=%llu cas=%llu faa=%llu errors=%llu post_errors=%llu backlogged=%llu canceled=%llu keepalives=%llu inflight=%u",
 		   c->s.batches, c->s.doorbells, c->s.wrs, c->s.cqes,
-		   c->s.done[CIDER_VERB_READ], c->s.done[CIDER_VERB_WRITE],
-		   c->s.done[CIDER_VERB_CAS], c->s.done[CIDER_VERB_FAA],
-		   c->s.errors, c->s.post_errors, c->s.backlogged, c->inflight);
+		   c->s.done[CIDER_RDMA_READ], c->s.done[CIDER_RDMA_WRITE],
+		   c->s.done[CIDER_RDMA_CAS], c->s.done[CIDER_RDMA_FAA],
+		   c->s.errors, c->s.post_errors, c->s.backlogged, c->s.canceled,
+		   c->s.keepalives, c->inflight);
 	if (idx >= 0)
 		seq_printf(m, " credit_limit=%u credit_updates=%llu backoff_tmax_ns=%llu",
 			   c->limit, c->updates, c->tmax);
@@ -105,6 +109,7 @@ void cider_debugfs_remove_mn(struct cider_mn *mn)
 void cider_debugfs_init(void)
 {
 	cider_debugfs_root = debugfs_create_dir("cider", NULL);
+	cider_fault_init(cider_debugfs_root);
 }
 
 void cider_debugfs_exit(void)

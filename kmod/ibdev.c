@@ -21,6 +21,10 @@
 struct cider_ibdev {
 	struct list_head node;
 	struct ib_device *ibdev;
+	/* One PD for every channel on this device, as nvme-rdma and rtrs. */
+	struct mutex pd_lock;	/* pd and pd_users */
+	struct ib_pd *pd;
+	unsigned int pd_users;
 };
 
 static LIST_HEAD(cider_ibdevs);
@@ -37,6 +41,7 @@ static int cider_ib_add(struct ib_device *ibdev)
 	if (!cd)
 		return -ENOMEM;
 	cd->ibdev = ibdev;
+	mutex_init(&cd->pd_lock);
 
 	mutex_lock(&cider_ibdevs_lock);
 	list_add_tail(&cd->node, &cider_ibdevs);
@@ -60,7 +65,10 @@ static void cider_ib_remove(struct ib_device *ibdev, void *client_data)
 	cider_nr_ibdevs--;
 	mutex_unlock(&cider_ibdevs_lock);
 
+	/* Every channel on the device is gone: so is every PD user. */
+	WARN_ON(cd->pd_users);
 	pr_info("RDMA device %s removed\n", ibdev->name);
+	mutex_destroy(&cd->pd_lock);
 	kfree(cd);
 }
 
@@ -69,6 +77,48 @@ static struct ib_client cider_ib_client = {
 	.add	= cider_ib_add,
 	.remove	= cider_ib_remove,
 };
+
+/*
+ * The device's shared PD, allocated by its first user.  ERR_PTR(-ENODEV)
+ * once the device is being removed (its client data is gone).  Process
+ * context.
+ */
+struct ib_pd *cider_ibdev_get_pd(struct ib_device *ibdev)
+{
+	struct cider_ibdev *cd = ib_get_client_data(ibdev, &cider_ib_client);
+	struct ib_pd *pd;
+
+	if (!cd)
+		return ERR_PTR(-ENODEV);
+	mutex_lock(&cd->pd_lock);
+	if (!cd->pd) {
+		pd = ib_alloc_pd(ibdev, 0);
+		if (IS_ERR(pd)) {
+			mutex_unlock(&cd->pd_lock);
+			return pd;
+		}
+		cd->pd = pd;
+	}
+	cd->pd_users++;
+	pd = cd->pd;
+	mutex_unlock(&cd->pd_lock);
+	return pd;
+}
+
+/* The last user frees the PD. */
+void cider_ibdev_put_pd(struct ib_device *ibdev)
+{
+	struct cider_ibdev *cd = ib_get_client_data(ibdev, &cider_ib_client);
+
+	if (WARN_ON(!cd))
+		return;
+	mutex_lock(&cd->pd_lock);
+	if (!--cd->pd_users) {
+		ib_dealloc_pd(cd->pd);
+		cd->pd = NULL;
+	}
+	mutex_unlock(&cd->pd_lock);
+}
 
 static void cider_ibdev_describe(const struct ib_device *ibdev,
 				 struct cider_ibdev_info *out)

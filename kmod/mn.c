@@ -18,8 +18,17 @@
 #include "cider.h"
 #include "mn.h"
 
+/*
+ * Every node, from the start of its attach; lookups see it only once it
+ * is listed.  The array holds one reference.
+ */
 static DEFINE_XARRAY_ALLOC(cider_mns);
-/* Serializes attach, detach, device removal and unload. */
+/*
+ * Serializes listing and unlisting nodes.  Held only for that, never
+ * across a network round trip: connecting, probing and draining run
+ * without it, so none of them blocks device removal, MN_INFO or
+ * another node's detach.
+ */
 static DEFINE_MUTEX(cider_mns_lock);
 
 struct cider_mn *cider_mn_get(u32 id)
@@ -28,7 +37,7 @@ struct cider_mn *cider_mn_get(u32 id)
 
 	rcu_read_lock();
 	mn = xa_load(&cider_mns, id);
-	if (mn && !kref_get_unless_zero(&mn->ref))
+	if (mn && (!READ_ONCE(mn->listed) || !kref_get_unless_zero(&mn->ref)))
 		mn = NULL;
 	rcu_read_unlock();
 	return mn;
@@ -51,14 +60,48 @@ struct cider_channel *cider_mn_channel(struct cider_mn *mn)
 	return &mn->chans[raw_smp_processor_id() % mn->nr_chans];
 }
 
+/*
+ * Map @b and hand it to @ch (NULL: the calling CPU's channel), unless the
+ * node is dead or being torn down.  Returns -EAGAIN, with nothing done,
+ * only when @nowait and the channels are busy being torn down; otherwise
+ * @b is finished exactly once, at once when it cannot be sent.
+ */
+int cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
+		    struct cider_batch *b, bool nowait)
+{
+	int ret;
+
+	if (nowait) {
+		if (!down_read_trylock(&mn->res_sem))
+			return -EAGAIN;
+	} else {
+		down_read(&mn->res_sem);
+	}
+	ret = READ_ONCE(mn->dead_reason) ?: -ENOTCONN;
+	if (!mn->torn_down && atomic_read(&mn->state) == CIDER_MN_LIVE) {
+		if (!ch)
+			ch = cider_mn_channel(mn);
+		ret = cider_batch_map(b, ch);
+		if (!ret)
+			ret = cider_channel_submit(ch, b);
+	}
+	up_read(&mn->res_sem);
+	if (ret) {
+		b->status = ret;
+		cider_batch_finish(b);
+	}
+	return 0;
+}
+
 /* Declare @mn lost (any context); the channels are stopped from a work. */
 void cider_mn_lost(struct cider_mn *mn, int reason)
 {
 	if (atomic_cmpxchg(&mn->state, CIDER_MN_LIVE, CIDER_MN_DEAD) != CIDER_MN_LIVE)
 		return;
-	mn->dead_reason = reason;
-	pr_warn("mn%u (%pISpc via %s): lost: %pe\n", mn->id, &mn->addr,
-		mn->ibdev_name, ERR_PTR(reason));
+	WRITE_ONCE(mn->dead_reason, reason);
+	if (cider_mn_listed(mn))
+		pr_warn("mn%u (%pISpc via %s): lost: %pe\n", mn->id, &mn->addr,
+			mn->ibdev_name, ERR_PTR(reason));
 	schedule_work(&mn->kill_work);
 }
 
@@ -74,11 +117,40 @@ static void cider_mn_kill_work(struct work_struct *work)
 	up_read(&mn->res_sem);
 }
 
-/* No completion within op_timeout_ms: the node is unresponsive. */
+static void cider_mn_keepalive_done(struct cider_batch *b)
+{
+	/* A failure has already declared the node lost (cider_wr_done). */
+}
+
+/*
+ * A memory node is passive: if it dies while nobody uses it, nothing
+ * fails.  So a channel idle for keepalive_ms READs the magic; when the
+ * node is gone, that READ fails (transport retries exhausted) or stays
+ * outstanding until the watchdog declares the node lost.
+ */
+static void cider_mn_keepalive(struct cider_mn *mn, struct cider_channel *ch)
+{
+	struct cider_batch *b = cider_batch_alloc(1, 8, GFP_KERNEL);
+
+	if (!b)
+		return;		/* try again on the next tick */
+	cider_batch_read(b, 0, offsetof(struct cider_mn_sb, magic), 8, 0);
+	b->keepalive = true;
+	b->complete = cider_mn_keepalive_done;
+	if (cider_mn_submit(mn, ch, b, true))
+		cider_batch_put(b);	/* not submitted: the data path's */
+	cider_batch_put(b);
+}
+
+/*
+ * Every 250 ms: an operation outstanding for op_timeout_ms means the node
+ * is unresponsive; an idle channel gets a keep-alive READ.
+ */
 static void cider_mn_watchdog(struct work_struct *work)
 {
 	struct cider_mn *mn = container_of(to_delayed_work(work), struct cider_mn,
 					   watchdog);
+	unsigned long idle = msecs_to_jiffies(READ_ONCE(cider_keepalive_ms));
 	unsigned int i;
 
 	for (i = 0; i < mn->nr_chans; i++) {
@@ -87,6 +159,9 @@ static void cider_mn_watchdog(struct work_struct *work)
 			return;
 		}
 	}
+	for (i = 0; i < mn->nr_chans; i++)
+		if (cider_channel_idle(&mn->chans[i], idle))
+			cider_mn_keepalive(mn, &mn->chans[i]);
 	if (atomic_read(&mn->state) == CIDER_MN_LIVE)
 		schedule_delayed_work(&mn->watchdog, HZ / 4);
 }
@@ -96,8 +171,8 @@ static void cider_mn_teardown(struct cider_mn *mn, int reason)
 {
 	unsigned int i;
 
-	if (atomic_xchg(&mn->state, CIDER_MN_DEAD) == CIDER_MN_LIVE)
-		mn->dead_reason = reason;
+	if (atomic_xchg(&mn->state, CIDER_MN_DEAD) != CIDER_MN_DEAD)
+		WRITE_ONCE(mn->dead_reason, reason);
 	cancel_delayed_work_sync(&mn->watchdog);
 	down_write(&mn->res_sem);
 	if (!mn->torn_down) {
@@ -148,11 +223,20 @@ static int cider_mn_connect(struct cider_mn *mn, unsigned long timeout_ms)
 	unsigned int i, started = 0;
 	int ret = 0;
 
+	/* Device removal may tear the node down, but not while ids are made. */
+	down_read(&mn->res_sem);
 	for (i = 0; i < mn->nr_chans && !ret; i++) {
 		ret = cider_channel_connect(&mn->chans[i], (struct sockaddr *)&mn->addr,
 					    timeout_ms);
-		started += !ret || mn->chans[i].cm_id;
+		started += !ret;
 	}
+	up_read(&mn->res_sem);
+	/*
+	 * A synchronous failure fails the attach at once: that channel will
+	 * never report, and the teardown stops the others.
+	 */
+	if (ret)
+		return ret;
 	for (i = 0; i < started; i++) {
 		struct cider_channel *ch = &mn->chans[i];
 		long left = max_t(long, (long)(deadline - jiffies), 1);
@@ -160,13 +244,13 @@ static int cider_mn_connect(struct cider_mn *mn, unsigned long timeout_ms)
 		if (!wait_for_completion_timeout(&ch->cm_done, left))
 			ret = ret ?: -ETIMEDOUT;
 		else
-			ret = ret ?: ch->cm_status;
+			ret = ret ?: READ_ONCE(ch->cm_status);
 	}
 	if (ret)
 		return ret;
 
 	/* Every channel reached the same node through the same device. */
-	mn->ibdev = mn->chans[0].dev;
+	WRITE_ONCE(mn->ibdev, mn->chans[0].dev);
 	strscpy(mn->ibdev_name, mn->ibdev->name, sizeof(mn->ibdev_name));
 	mn->base = mn->chans[0].hello.addr;
 	mn->rkey = mn->chans[0].hello.rkey;
@@ -180,13 +264,85 @@ static int cider_mn_connect(struct cider_mn *mn, unsigned long timeout_ms)
 }
 
 /*
- * The device must do 8-byte CAS and FAA for a kernel consumer (upstream
- * mlx5 refuses them at post time), and the region must be a CIDER one.
- * READ the magic, FAA 0 and CAS 0->0 on the probe word: all harmless.
+ * Atomics first and alone: a device that refuses them at post time (as
+ * upstream mlx5 does for kernel consumers) then refuses the batch's first
+ * work request and nothing else is on the wire.  FAA 0 and CAS
+ * magic->magic on the superblock's magic change nothing, and the magic is
+ * not a palindrome, so a device that returns atomic results byte-swapped
+ * is caught too.
  */
+static int cider_mn_probe_atomics(struct cider_mn *mn)
+{
+	u64 magic_off = offsetof(struct cider_mn_sb, magic), faa, cas;
+	struct cider_batch *b;
+	int ret;
+
+	b = cider_batch_alloc(2, 16, GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	cider_batch_faa(b, 0, magic_off, 0, 0);
+	cider_batch_cas(b, 1, magic_off, CIDER_MN_MAGIC, CIDER_MN_MAGIC, 8);
+	ret = cider_batch_run(mn, &mn->chans[0], b);
+	if (ret == -EINTR)
+		goto out;
+	if (ret == -EOPNOTSUPP || ret == -EINVAL) {
+		pr_err("mn%u: %s refuses atomic operations posted from the kernel (%pe); CIDER needs 8-byte CAS and FAA\n",
+		       mn->id, mn->ibdev_name, ERR_PTR(ret));
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+	if (ret) {
+		pr_err("mn%u: atomic probe of %pISpc failed: %pe\n", mn->id, &mn->addr,
+		       ERR_PTR(ret));
+		goto out;
+	}
+	faa = cider_batch_u64(b, 0);
+	cas = cider_batch_u64(b, 1);
+	if (faa == swab64(CIDER_MN_MAGIC) || cas == swab64(CIDER_MN_MAGIC)) {
+		pr_err("mn%u: %s returns atomic results byte-swapped; CIDER needs 8-byte CAS and FAA\n",
+		       mn->id, mn->ibdev_name);
+		ret = -EOPNOTSUPP;
+	} else if (faa != CIDER_MN_MAGIC || cas != CIDER_MN_MAGIC) {
+		pr_err("mn%u: %pISpc is not a CIDER memory node (atomics read %#llx, %#llx)\n",
+		       mn->id, &mn->addr, faa, cas);
+		ret = -EPROTO;
+	}
+out:
+	cider_batch_put(b);
+	return ret;
+}
+
+/* The superblock must say what the connection's hello said. */
+static int cider_mn_probe_sb(struct cider_mn *mn)
+{
+	struct cider_mn_sb sb;
+	struct cider_batch *b;
+	int ret;
+
+	b = cider_batch_alloc(1, sizeof(sb), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	cider_batch_read(b, 0, 0, sizeof(sb), 0);
+	ret = cider_batch_run(mn, &mn->chans[0], b);
+	if (!ret) {
+		memcpy(&sb, b->buf, sizeof(sb));
+		if (sb.magic != CIDER_MN_MAGIC || sb.layout_version != CIDER_LAYOUT_VERSION ||
+		    sb.region_size != mn->size) {
+			pr_err("mn%u: %pISpc: superblock (region %llu bytes) does not match its hello (%llu bytes)\n",
+			       mn->id, &mn->addr, sb.region_size, mn->size);
+			ret = -EPROTO;
+		}
+	} else if (ret != -EINTR) {
+		pr_err("mn%u: superblock READ from %pISpc failed: %pe\n", mn->id, &mn->addr,
+		       ERR_PTR(ret));
+	}
+	cider_batch_put(b);
+	return ret;
+}
+
+/* The device must do what CIDER needs, and the region be a CIDER one. */
 static int cider_mn_probe(struct cider_mn *mn)
 {
-	struct cider_batch *b;
 	int ret;
 
 	if (mn->ibdev->attrs.atomic_cap == IB_ATOMIC_NONE) {
@@ -194,24 +350,8 @@ static int cider_mn_probe(struct cider_mn *mn)
 		       mn->id, mn->ibdev_name);
 		return -EOPNOTSUPP;
 	}
-	b = cider_batch_alloc(3, 24, GFP_KERNEL);
-	if (!b)
-		return -ENOMEM;
-	cider_batch_read(b, 0, offsetof(struct cider_mn_sb, magic), 8, 0);
-	cider_batch_faa(b, 1, offsetof(struct cider_mn_sb, probe), 0, 8);
-	cider_batch_cas(b, 2, offsetof(struct cider_mn_sb, probe), 0, 0, 16);
-	ret = cider_batch_run(&mn->chans[0], b);
-	if (ret == -EOPNOTSUPP || ret == -EINVAL)
-		pr_err("mn%u: %s refuses atomic operations posted from the kernel (%pe); CIDER needs 8-byte CAS and FAA\n",
-		       mn->id, mn->ibdev_name, ERR_PTR(ret));
-	else if (ret)
-		pr_err("mn%u: probe of %pISpc failed: %pe\n", mn->id, &mn->addr, ERR_PTR(ret));
-	else if (cider_batch_u64(b, 0) != CIDER_MN_MAGIC)
-		ret = -EPROTO;
-	if (ret == -EPROTO)
-		pr_err("mn%u: %pISpc is not a CIDER memory node\n", mn->id, &mn->addr);
-	cider_batch_put(b);
-	return ret;
+	ret = cider_mn_probe_atomics(mn);
+	return ret ?: cider_mn_probe_sb(mn);
 }
 
 static int cider_attach_check(const struct cider_attach *at)
@@ -236,27 +376,37 @@ static int cider_mn_attach(struct cider_attach *at)
 	mn = cider_mn_alloc(at);
 	if (!mn)
 		return -ENOMEM;
-	/* Reserve the id (lookups see nothing) until the node is usable. */
-	ret = xa_alloc(&cider_mns, &mn->id, NULL, xa_limit_31b, GFP_KERNEL);
+	/*
+	 * In the array from now on, so that device removal finds it, but
+	 * not listed: lookups, MN_INFO and detach see nothing yet.
+	 */
+	ret = xa_alloc(&cider_mns, &mn->id, mn, xa_limit_31b, GFP_KERNEL);
 	if (ret) {
 		kfree(mn);
 		return ret;
 	}
 	ret = cider_mn_connect(mn, timeout);
 	if (!ret) {
-		atomic_set(&mn->state, CIDER_MN_LIVE);
+		atomic_cmpxchg(&mn->state, 0, CIDER_MN_LIVE);
 		/* The watchdog bounds the probe like any other operation. */
 		schedule_delayed_work(&mn->watchdog, HZ / 4);
 		ret = cider_mn_probe(mn);
 	}
+	mutex_lock(&cider_mns_lock);
+	/* Lost while probing (e.g. its device was removed): not listed. */
+	if (!ret && atomic_read(&mn->state) != CIDER_MN_LIVE)
+		ret = READ_ONCE(mn->dead_reason) ?: -ENOTCONN;
+	if (!ret) {
+		WRITE_ONCE(mn->listed, true);
+		cider_debugfs_add_mn(mn);
+	}
+	mutex_unlock(&cider_mns_lock);
 	if (ret) {
 		cider_mn_teardown(mn, ret);
 		xa_erase(&cider_mns, mn->id);
 		cider_mn_put(mn);
 		return ret;
 	}
-	xa_store(&cider_mns, mn->id, mn, GFP_KERNEL);
-	cider_debugfs_add_mn(mn);
 	pr_info("mn%u: attached %pISpc via %s as cn %u: %u channels, region %llu bytes\n",
 		mn->id, &mn->addr, mn->ibdev_name, mn->cn_id, mn->nr_chans, mn->size);
 	at->mn_id = mn->id;
@@ -277,15 +427,13 @@ long cider_ioctl_attach(void __user *uarg)
 	ret = cider_attach_check(&at);
 	if (ret)
 		return ret;
-	mutex_lock(&cider_mns_lock);
 	ret = cider_mn_attach(&at);
-	mutex_unlock(&cider_mns_lock);
 	if (!ret && copy_to_user(uarg, &at, sizeof(at)))
 		ret = -EFAULT;	/* still attached: the node shows in MN_INFO */
 	return ret;
 }
 
-/* Caller holds cider_mns_lock and has removed @mn from the array. */
+/* The caller has removed @mn from the array: only it can get here. */
 static void cider_mn_remove(struct cider_mn *mn)
 {
 	cider_debugfs_remove_mn(mn);
@@ -306,11 +454,16 @@ long cider_ioctl_detach(void __user *uarg)
 	if (dt.size != sizeof(dt) || memchr_inv(dt.reserved, 0, sizeof(dt.reserved)))
 		return -EINVAL;
 	mutex_lock(&cider_mns_lock);
-	mn = xa_erase(&cider_mns, dt.mn_id);
-	if (mn)
-		cider_mn_remove(mn);
+	mn = xa_load(&cider_mns, dt.mn_id);
+	if (mn && mn->listed)
+		xa_erase(&cider_mns, dt.mn_id);
+	else
+		mn = NULL;
 	mutex_unlock(&cider_mns_lock);
-	return mn ? 0 : -ENOENT;
+	if (!mn)
+		return -ENOENT;
+	cider_mn_remove(mn);
+	return 0;
 }
 
 static void cider_mn_describe(const struct cider_mn *mn, struct cider_mn_info *mi)
@@ -353,6 +506,8 @@ long cider_ioctl_mn_info(void __user *uarg)
 	mi.size = sizeof(mi);
 	mutex_lock(&cider_mns_lock);
 	xa_for_each_start(&cider_mns, id, mn, id) {
+		if (!mn->listed)
+			continue;
 		cider_mn_describe(mn, &mi);
 		ret = 0;
 		break;
@@ -363,32 +518,61 @@ long cider_ioctl_mn_info(void __user *uarg)
 	return ret;
 }
 
-/* ib_client .remove: every node reached through @ibdev is lost now. */
+/* Does @mn, attached or still attaching, use @ibdev? */
+static bool cider_mn_uses(const struct cider_mn *mn, const struct ib_device *ibdev)
+{
+	unsigned int i;
+
+	if (READ_ONCE(mn->ibdev) == ibdev)
+		return true;
+	for (i = 0; i < mn->nr_chans; i++)
+		if (READ_ONCE(mn->chans[i].dev) == ibdev)
+			return true;
+	return false;
+}
+
+/*
+ * ib_client .remove: every node reached through @ibdev, attached or still
+ * attaching, is lost now, and its channels are gone before this returns
+ * (rdma_cm's own .remove, which runs next, waits for our CM ids).  One
+ * node at a time, each pinned by a reference, with the list lock held
+ * only to find it.
+ */
 void cider_mn_device_removed(struct ib_device *ibdev)
 {
+	unsigned long start = 0, id;
 	struct cider_mn *mn;
-	unsigned long id;
 
-	mutex_lock(&cider_mns_lock);
-	xa_for_each(&cider_mns, id, mn) {
-		if (mn->ibdev != ibdev)
-			continue;
+	for (;;) {
+		mutex_lock(&cider_mns_lock);
+		xa_for_each_start(&cider_mns, id, mn, start)
+			if (cider_mn_uses(mn, ibdev) && kref_get_unless_zero(&mn->ref))
+				break;
+		mutex_unlock(&cider_mns_lock);
+		if (!mn)
+			return;
 		cider_mn_lost(mn, -ENODEV);
 		cider_mn_teardown(mn, -ENODEV);
+		cider_mn_put(mn);
+		start = id + 1;
 	}
-	mutex_unlock(&cider_mns_lock);
 }
 
 void cider_mn_exit(void)
 {
+	unsigned long id = 0;
 	struct cider_mn *mn;
-	unsigned long id;
 
-	mutex_lock(&cider_mns_lock);
-	xa_for_each(&cider_mns, id, mn) {
-		xa_erase(&cider_mns, id);
+	/* An open /dev/cider pins the module: no attach is under way. */
+	for (;;) {
+		mutex_lock(&cider_mns_lock);
+		mn = xa_find(&cider_mns, &id, ULONG_MAX, XA_PRESENT);
+		if (mn)
+			xa_erase(&cider_mns, id);
+		mutex_unlock(&cider_mns_lock);
+		if (!mn)
+			break;
 		cider_mn_remove(mn);
 	}
-	mutex_unlock(&cider_mns_lock);
 	rcu_barrier();	/* the kfree_rcu()s of released nodes */
 }

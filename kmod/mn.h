@@ -11,6 +11,7 @@
 #include <linux/workqueue.h>
 
 #include "channel.h"
+#include "params.h"
 
 struct cider_mn {
 	u32 id;
@@ -18,7 +19,7 @@ struct cider_mn {
 	struct sockaddr_storage addr;
 	struct kref ref;
 	struct rcu_head rcu;
-	atomic_t state;			/* CIDER_MN_LIVE / CIDER_MN_DEAD */
+	atomic_t state;			/* 0 while attaching, CIDER_MN_LIVE, _DEAD */
 	int dead_reason;
 	struct ib_device *ibdev;	/* set once connected */
 	char ibdev_name[IB_DEVICE_NAME_MAX];
@@ -32,6 +33,7 @@ struct cider_mn {
 	 */
 	struct rw_semaphore res_sem;
 	bool torn_down;
+	bool listed;			/* visible to lookups; cider_mns_lock */
 	struct work_struct kill_work;
 	struct delayed_work watchdog;
 	struct dentry *debugfs;
@@ -39,10 +41,21 @@ struct cider_mn {
 	struct cider_channel chans[];
 };
 
+/*
+ * Whether the node is listed (attached).  The data path logs only for
+ * listed nodes: a failing attach says why in exactly one line of its own.
+ */
+static inline bool cider_mn_listed(const struct cider_mn *mn)
+{
+	return READ_ONCE(mn->listed);
+}
+
 struct cider_mn *cider_mn_get(u32 id);
 void cider_mn_put(struct cider_mn *mn);
 void cider_mn_lost(struct cider_mn *mn, int reason);
 struct cider_channel *cider_mn_channel(struct cider_mn *mn);
+int cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
+		    struct cider_batch *b, bool nowait);
 void cider_mn_device_removed(struct ib_device *ibdev);
 void cider_mn_exit(void);
 
@@ -55,12 +68,5 @@ void cider_debugfs_init(void);
 void cider_debugfs_exit(void);
 void cider_debugfs_add_mn(struct cider_mn *mn);
 void cider_debugfs_remove_mn(struct cider_mn *mn);
-
-/* module parameters (main.c) */
-extern unsigned int cider_op_timeout_ms;
-extern unsigned int cider_sq_depth;
-extern unsigned int cider_credit_interval_us;
-extern unsigned int cider_credit_stable;
-extern unsigned int cider_backoff_t0_ns;
 
 #endif

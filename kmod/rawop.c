@@ -15,13 +15,11 @@
 #include "cider.h"
 #include "mn.h"
 
+/* Owned by the batch (priv_owned): it lives as long as the batch. */
 struct cider_raw_ctx {
 	struct cider_raw_op __user *uops;
 	unsigned int nr;
-	union {
-		struct completion done;
-		struct io_uring_cmd *cmd;
-	};
+	struct io_uring_cmd *cmd;
 	struct cider_raw_op ops[];
 };
 
@@ -89,12 +87,6 @@ static int cider_raw_add(struct cider_batch *b, unsigned int i,
 	}
 }
 
-static void cider_raw_free(struct cider_batch *b)
-{
-	kfree(b->priv);
-	cider_batch_put(b);
-}
-
 /*
  * Validate @rb and its operations and build the batch; the batch holds a
  * reference on the memory node.
@@ -110,7 +102,7 @@ static struct cider_batch *cider_raw_build(const struct cider_raw_batch *rb)
 	ret = cider_raw_check(rb);
 	if (ret)
 		return ERR_PTR(ret);
-	ctx = kmalloc(struct_size(ctx, ops, rb->nr_ops), GFP_KERNEL);
+	ctx = kmalloc(struct_size(ctx, ops, rb->nr_ops), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return ERR_PTR(-ENOMEM);
 	ctx->nr = rb->nr_ops;
@@ -132,16 +124,17 @@ static struct cider_batch *cider_raw_build(const struct cider_raw_batch *rb)
 	if (len > CIDER_RAW_MAX_BYTES)
 		goto err_mn;
 	ret = -ENOMEM;
-	b = cider_batch_alloc(ctx->nr, len, GFP_KERNEL);
+	b = cider_batch_alloc(ctx->nr, len, GFP_KERNEL_ACCOUNT);
 	if (!b)
 		goto err_mn;
 	b->mn = mn;
 	b->priv = ctx;
+	b->priv_owned = true;
 	for (i = 0, len = 0; i < ctx->nr; len += ALIGN(ctx->ops[i].len, 8), i++) {
 		ret = cider_raw_add(b, i, &ctx->ops[i], len);
 		if (ret) {
 			cider_batch_put(b);	/* the data path's reference */
-			cider_raw_free(b);
+			cider_batch_put(b);
 			return ERR_PTR(ret);
 		}
 	}
@@ -151,36 +144,6 @@ err_mn:
 err_ctx:
 	kfree(ctx);
 	return ERR_PTR(ret);
-}
-
-/*
- * Hand @b to its channel.  On failure the data path's reference is
- * dropped and the caller still owns its own.
- */
-static int cider_raw_submit(struct cider_batch *b, bool nowait)
-{
-	struct cider_mn *mn = b->mn;
-	struct cider_channel *ch;
-	int ret;
-
-	if (nowait) {
-		if (!down_read_trylock(&mn->res_sem))
-			return -EAGAIN;
-	} else {
-		down_read(&mn->res_sem);
-	}
-	ret = mn->dead_reason ?: -ENOTCONN;
-	if (mn->torn_down || atomic_read(&mn->state) != CIDER_MN_LIVE)
-		goto out;
-	ch = cider_mn_channel(mn);
-	ret = cider_batch_map(b, ch);
-	if (!ret)
-		cider_channel_submit(ch, b);
-out:
-	up_read(&mn->res_sem);
-	if (ret)
-		cider_batch_put(b);
-	return ret;
 }
 
 /* Results back to user space: per-op status, old values, READ data. */
@@ -207,17 +170,9 @@ static int cider_raw_copy_out(struct cider_batch *b)
 	return ret;
 }
 
-static void cider_raw_wake(struct cider_batch *b)
-{
-	struct cider_raw_ctx *ctx = b->priv;
-
-	complete(&ctx->done);
-}
-
 long cider_ioctl_raw(void __user *uarg)
 {
 	struct cider_raw_batch rb;
-	struct cider_raw_ctx *ctx;
 	struct cider_batch *b;
 	int ret;
 
@@ -228,16 +183,17 @@ long cider_ioctl_raw(void __user *uarg)
 	b = cider_raw_build(&rb);
 	if (IS_ERR(b))
 		return PTR_ERR(b);
-	ctx = b->priv;
-	init_completion(&ctx->done);
-	b->complete = cider_raw_wake;
-	ret = cider_raw_submit(b, false);
-	if (!ret) {
-		/* Bounded by the node's watchdog (op_timeout_ms). */
-		wait_for_completion(&ctx->done);
+	b->complete = cider_batch_wake;
+	cider_mn_submit(b->mn, NULL, b, false);
+	/*
+	 * Bounded by the node's watchdog (op_timeout_ms).  A fatal signal
+	 * ends the wait; the batch finishes later on its own reference.
+	 */
+	if (wait_for_completion_killable(&b->done))
+		ret = -EINTR;
+	else
 		ret = cider_raw_copy_out(b);
-	}
-	cider_raw_free(b);
+	cider_batch_put(b);
 	return ret;
 }
 
@@ -248,7 +204,7 @@ static void cider_raw_uring_task(struct io_uring_cmd *cmd, unsigned int issue_fl
 	struct cider_batch *b = pdu->b;
 	int ret = cider_raw_copy_out(b);
 
-	cider_raw_free(b);
+	cider_batch_put(b);
 	io_uring_cmd_done(cmd, ret, 0, issue_flags);
 }
 
@@ -271,6 +227,12 @@ int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	BUILD_BUG_ON(sizeof(*pdu) > sizeof(cmd->pdu));
 	if (cmd->cmd_op != CIDER_IOC_RAW)
 		return -ENOTTY;
+	/*
+	 * No flag is understood (IORING_URING_CMD_FIXED would name a
+	 * registered buffer this command does not use).
+	 */
+	if (cmd->flags)
+		return -EINVAL;
 	/* struct cider_raw_batch needs the 80-byte command area. */
 	if (!(issue_flags & IO_URING_F_SQE128))
 		return -EINVAL;
@@ -285,9 +247,10 @@ int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	ctx->cmd = cmd;
 	pdu->b = b;
 	b->complete = cider_raw_uring_complete;
-	ret = cider_raw_submit(b, issue_flags & IO_URING_F_NONBLOCK);
+	ret = cider_mn_submit(b->mn, NULL, b, issue_flags & IO_URING_F_NONBLOCK);
 	if (ret) {
-		cider_raw_free(b);
+		cider_batch_put(b);	/* the data path's reference */
+		cider_batch_put(b);
 		return ret;
 	}
 	return -EIOCBQUEUED;

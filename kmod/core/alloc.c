@@ -60,14 +60,19 @@ void cider_block_unlinked(struct cider_client *c, u64 word)
  * and describe the WRITE of it; the key is its 8-byte id and filler, the
  * value its 8-byte id and filler, so that every byte is checked by CRC.
  */
-void cider_block_build(struct cider_client *c)
+bool cider_block_build(struct cider_client *c)
 {
-	u32 klen = cfg_of(c)->key_len, n;
+	u32 klen = cfg_of(c)->key_len;
+	int n;
 
 	cider_key_bytes(c, c->buf + CIDER_BLOCK_HDR);
 	cider_fill(c->buf + CIDER_BLOCK_HDR + klen, c->wval, c->wvlen);
-	n = (u32)cider_block_seal(c->buf, c->wop, klen, c->wvlen);
-	v_add(c, CIDER_V_WRITE, c->blk, n)->buf = c->buf;
+	/* A block no class holds must not become a 4 GiB WRITE. */
+	n = cider_block_seal(c->buf, c->wop, klen, c->wvlen);
+	if (n < 0)
+		return false;
+	v_add(c, CIDER_V_WRITE, c->blk, (u32)n)->buf = c->buf;
+	return true;
 }
 
 /* The bytes of c->key: its id (little-endian), then filler from it. */

@@ -61,6 +61,23 @@ static bool cider_slot_is(const struct cider_client *c, u64 w)
 }
 
 /*
+ * The size class of the block for (key, c->wvlen).  A length no class
+ * holds ends the operation with CIDER_RES_NOSPC; (u32)-1 would index past
+ * the class table.
+ */
+static bool cider_block_set_class(struct cider_client *c)
+{
+	int cls = cider_block_class(cfg_of(c)->key_len, c->wvlen);
+
+	if (cls < 0) {
+		c->res = CIDER_RES_NOSPC;
+		return false;
+	}
+	c->cls = (u32)cls;
+	return true;
+}
+
+/*
  * Sub-protothread: install c->wval (UPDATE) or empty the key (DELETE) by
  * CAS on the data pointer, starting from c->ptr and following whatever
  * optimistic writers leave there.  c->retries counts the failed CASes.
@@ -76,8 +93,8 @@ bool cider_exec_write(struct cider_client *c)
 	c->blk = 0;
 	if (c->op == CIDER_UPDATE) {
 		cider_lwc_close(c);
-		if (cider_hashed(c))
-			c->cls = (u32)cider_block_class(cfg->key_len, c->wvlen);
+		if (cider_hashed(c) && !cider_block_set_class(c))
+			PT_EXIT(&c->pt_l1);
 		PT_SPAWN(&c->pt_l1, cider_alloc_block(c));
 		if (!c->blk) {
 			c->res = CIDER_RES_NOSPC;
@@ -110,10 +127,13 @@ bool cider_exec_write(struct cider_client *c)
 		}
 		v_reset(c);
 		if (c->op == CIDER_UPDATE) {
-			if (!c->retries && cider_hashed(c))
-				cider_block_build(c);
-			else if (!c->retries)
+			if (!c->retries && cider_hashed(c) && !cider_block_build(c)) {
+				c->res = CIDER_RES_NOSPC;
+				cider_block_unused(c);
+				PT_EXIT(&c->pt_l1);
+			} else if (!c->retries && !cider_hashed(c)) {
 				v_write(c, c->blk, c->key, c->wval);
+			}
 			c->cmp = w_make(c, w_ver(c, c->ptr), c->blk);
 		} else {
 			c->cmp = w_make(c, w_ver(c, c->ptr) + 1, 0);
@@ -155,18 +175,21 @@ static bool cider_insert(struct cider_client *c)
 	u64 old;
 
 	PT_BEGIN(&c->pt_l1);
-	if (cider_hashed(c))
-		c->cls = (u32)cider_block_class(cfg_of(c)->key_len, c->wvlen);
+	if (cider_hashed(c) && !cider_block_set_class(c))
+		PT_EXIT(&c->pt_l1);
 	PT_SPAWN(&c->pt_l1, cider_alloc_block(c));
 	if (!c->blk) {
 		c->res = CIDER_RES_NOSPC;
 		PT_EXIT(&c->pt_l1);
 	}
 	v_reset(c);
-	if (cider_hashed(c))
-		cider_block_build(c);
-	else
+	if (cider_hashed(c) && !cider_block_build(c)) {
+		c->res = CIDER_RES_NOSPC;
+		cider_block_unused(c);
+		PT_EXIT(&c->pt_l1);
+	} else if (!cider_hashed(c)) {
 		v_write(c, c->blk, c->key, c->val);
+	}
 	for (;;) {
 		if (w_off(c, c->ptr) && cider_hashed(c)) {
 			/* Another key's INSERT took the empty slot first. */

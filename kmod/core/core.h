@@ -108,7 +108,7 @@ void cider_wake(struct cider_client *c);
 bool cider_alloc_block(struct cider_client *c);
 void cider_block_unlinked(struct cider_client *c, u64 word);
 void cider_block_unused(struct cider_client *c);
-void cider_block_build(struct cider_client *c);
+bool cider_block_build(struct cider_client *c);
 void cider_key_bytes(const struct cider_client *c, u8 *out);
 void cider_fill(u8 *out, u64 id, u32 len);
 bool cider_fence_enter(struct cider_client *c);

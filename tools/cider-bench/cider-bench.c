@@ -345,9 +345,28 @@ static int run_capture(char *const argv[], char *out, size_t len, unsigned int s
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* perftest's result line: bytes, iterations, peak, average, Mpps. */
+static double perftest_mpps(char *out)
+{
+	double mpps = -1;
+	char *line;
+
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		double b, it, pk, av, rate;
+
+		if (sscanf(line, "%lf %lf %lf %lf %lf", &b, &it, &pk, &av, &rate) == 5)
+			mpps = rate;
+	}
+	return mpps;
+}
+
 /*
  * perftest's message rate for the same operation: server and client on
  * this machine over rdma_cm (-R), the client against the node's address.
+ * A client that connects before its server listens fails at once
+ * ("Unexpected CM event"): nothing tells from outside when an rdma_cm
+ * port listens, so every attempt starts a fresh server on a fresh port,
+ * gives it longer, and the comparison fails only after five attempts.
  */
 static double run_perftest(const char *dev, const char *host, char *cmd, size_t cmdlen)
 {
@@ -356,21 +375,19 @@ static double run_perftest(const char *dev, const char *host, char *cmd, size_t 
 			   opt.op == CIDER_RAW_WRITE ? "ib_write_bw" : "ib_atomic_bw";
 	const char *atomic = opt.op == CIDER_RAW_CAS ? "CMP_AND_SWAP" : "FETCH_AND_ADD";
 	char *args[24];
-	int n = 0, i;
+	int n = 0, i, attempt, port_arg;
 	double mpps = -1;
 	pid_t srv;
-	char *line;
 
 	snprintf(size, sizeof(size), "%u", opt.size);
 	snprintf(dur, sizeof(dur), "%u", (unsigned int)(opt.duration + 0.999));
 	snprintf(qps, sizeof(qps), "%u", opt.threads);
 	snprintf(depth, sizeof(depth), "%u", opt.depth * opt.batch > 8192 ? 8192 :
 		 opt.depth * opt.batch);
-	snprintf(port, sizeof(port), "%u", 20000 + getpid() % 10000);
 	args[n++] = (char *)tool;
 	args[n++] = "-d"; args[n++] = (char *)dev;
 	args[n++] = "-R"; args[n++] = "-F";
-	args[n++] = "-p"; args[n++] = port;
+	args[n++] = "-p"; port_arg = n; args[n++] = port;
 	args[n++] = "-D"; args[n++] = dur;
 	args[n++] = "-q"; args[n++] = qps;
 	args[n++] = "-t"; args[n++] = depth;
@@ -380,36 +397,38 @@ static double run_perftest(const char *dev, const char *host, char *cmd, size_t 
 		args[n++] = "-A"; args[n++] = (char *)atomic;
 	}
 	args[n] = NULL;
-	cmd[0] = '\0';
-	for (i = 0; i < n; i++)
-		snprintf(cmd + strlen(cmd), cmdlen - strlen(cmd), "%s%s", i ? " " : "", args[i]);
 
-	srv = fork();
-	if (srv == 0) {
-		int nul = open("/dev/null", 1);
+	for (attempt = 0; attempt < 5 && mpps < 0; attempt++) {
+		snprintf(port, sizeof(port), "%u", 20000 + (getpid() * 5 + attempt) % 10000);
+		args[port_arg] = port;
+		args[n] = NULL;
+		cmd[0] = '\0';
+		for (i = 0; i < n; i++)
+			snprintf(cmd + strlen(cmd), cmdlen - strlen(cmd), "%s%s", i ? " " : "",
+				 args[i]);
+		srv = fork();
+		if (srv < 0)
+			return -1;
+		if (srv == 0) {
+			int nul = open("/dev/null", 1);
 
-		dup2(nul, 1);
-		dup2(nul, 2);
-		alarm((unsigned int)opt.duration + 60);
-		execvp(tool, args);
-		_exit(127);
-	}
-	usleep(500000);		/* let the server listen */
-	args[n++] = (char *)host;
-	args[n] = NULL;
-	if (run_capture(args, out, sizeof(out), (unsigned int)opt.duration + 60) == 0) {
-		/* The result line: bytes, iterations, peak, average, Mpps. */
-		for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-			double b, it, pk, av, rate;
-
-			if (sscanf(line, "%lf %lf %lf %lf %lf", &b, &it, &pk, &av, &rate) == 5)
-				mpps = rate;
+			dup2(nul, 1);
+			dup2(nul, 2);
+			alarm((unsigned int)opt.duration + 60);
+			execvp(tool, args);
+			_exit(127);
 		}
-	} else {
-		fprintf(stderr, "cider-bench: %s failed:\n%s\n", tool, out);
+		usleep(500000 * (attempt + 1));		/* let the server listen */
+		args[n] = (char *)host;
+		args[n + 1] = NULL;
+		if (run_capture(args, out, sizeof(out), (unsigned int)opt.duration + 60) == 0)
+			mpps = perftest_mpps(out);
+		if (mpps < 0)
+			fprintf(stderr, "cider-bench: %s attempt %d failed:\n%s\n", tool,
+				attempt + 1, out);
+		kill(srv, SIGTERM);
+		waitpid(srv, NULL, 0);
 	}
-	kill(srv, SIGTERM);
-	waitpid(srv, NULL, 0);
 	return mpps;
 }
 

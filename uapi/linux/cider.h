@@ -133,17 +133,29 @@ struct cider_mn_info {
  * calling CPU's channel.  Synchronously with CIDER_IOC_RAW, or through
  * io_uring: IORING_OP_URING_CMD on /dev/cider, ring set up with
  * IORING_SETUP_SQE128, cmd_op = CIDER_IOC_RAW, struct cider_raw_batch in
- * the SQE's command area.  Either way the result is 0 when every
- * operation succeeded, else the first failing operation's -errno, and
- * each operation's own result (and, for atomics, the old value) is
- * written back into the ops array.
+ * the SQE's command area, uring_cmd_flags 0.  Either way each operation's
+ * own result (and, when it succeeded, an atomic's old value or a READ's
+ * data) is written back, and the result is 0 when every operation
+ * succeeded, -ECOMM when any operation's outcome is unknown, else the
+ * first failing operation's -errno.
  *
- * Refused before anything is sent: EINVAL (bad opcode, length, flags,
- * reserved field, unaligned atomic), ERANGE (outside the region), EPERM,
- * ENOENT (no such memory node).  Failures of a sent batch: ENOTCONN (the
- * node was lost or detached), ETIMEDOUT (no completion within the
- * module's op_timeout_ms: the node is declared lost), EIO (the NIC
- * reported an error), EREMOTEIO (the node refused the access).
+ * Refused before anything is sent (no result written back): EINVAL (bad
+ * opcode, length, flags, reserved field, unaligned atomic, any
+ * uring_cmd_flags), ERANGE (outside the region), EPERM, ENOENT (no such
+ * memory node).
+ *
+ * An operation's result:
+ *   0          it executed.
+ *   -ECOMM     outcome unknown: a WRITE, CAS or FAA was sent, and the
+ *              node was lost before it was confirmed.  It may or may not
+ *              have executed: never retry a FAA or CAS on ECOMM blindly.
+ *   any other  it did not execute (a READ never has an unknown outcome):
+ *              ENOTCONN (the node was lost or detached), ETIMEDOUT (no
+ *              completion within the module's op_timeout_ms: the node is
+ *              declared lost), ENODEV (its RDMA device was removed), EIO
+ *              (the NIC reported an error), EREMOTEIO (the node refused
+ *              the access), or the errno of a refused post (ENOMEM,
+ *              EOPNOTSUPP).
  */
 #define CIDER_RAW_READ		1
 #define CIDER_RAW_WRITE		2

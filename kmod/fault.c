@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fault injection for the data path; see fault.h.  Every knob is off by
+ * default and costs one READ_ONCE() or atomic_read() on the fast path.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/debugfs.h>
+
+#include "fault.h"
+
+static u32 cider_fault_post_at;
+static atomic_t cider_fault_post_times = ATOMIC_INIT(0);
+static bool cider_fault_refuse_atomics;
+static atomic_t cider_fault_drop = ATOMIC_INIT(0);
+static bool cider_fault_swab;
+
+void cider_fault_init(struct dentry *root)
+{
+	struct dentry *dir = debugfs_create_dir("fault", root);
+
+	debugfs_create_u32("post_fail_at", 0600, dir, &cider_fault_post_at);
+	debugfs_create_atomic_t("post_fail_times", 0600, dir, &cider_fault_post_times);
+	debugfs_create_bool("refuse_atomics", 0600, dir, &cider_fault_refuse_atomics);
+	debugfs_create_atomic_t("drop_cqes", 0600, dir, &cider_fault_drop);
+	debugfs_create_bool("swab_atomics", 0600, dir, &cider_fault_swab);
+}
+
+/* Take one count of @v if any is left. */
+static bool cider_fault_take(atomic_t *v)
+{
+	return atomic_add_unless(v, -1, 0);
+}
+
+static bool cider_wr_is_atomic(const struct ib_send_wr *wr)
+{
+	return wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * Where an injected fault cuts @first, and with which error; NULL when
+ * the chain is posted as it is.
+ */
+static struct ib_send_wr *cider_fault_cut(struct ib_send_wr *first, int *err)
+{
+	u32 at = READ_ONCE(cider_fault_post_at);
+	struct ib_send_wr *wr;
+	u32 i;
+
+	if (READ_ONCE(cider_fault_refuse_atomics)) {
+		for (wr = first; wr; wr = wr->next) {
+			if (cider_wr_is_atomic(wr)) {
+				*err = -EOPNOTSUPP;
+				return wr;
+			}
+		}
+	}
+	if (!atomic_read(&cider_fault_post_times))
+		return NULL;
+	for (wr = first, i = 0; wr && i < at; i++)
+		wr = wr->next;
+	if (!wr || !cider_fault_take(&cider_fault_post_times))
+		return NULL;
+	*err = -ENOMEM;
+	return wr;
+}
+
+/*
+ * ib_post_send() with the injected faults: the work requests before the
+ * cut are really posted (one doorbell), then the post fails at the cut
+ * with *bad pointing at it, exactly as a driver that refuses one work
+ * request of a chain reports it.
+ */
+int cider_fault_post_send(struct ib_qp *qp, struct ib_send_wr *first,
+			  const struct ib_send_wr **bad)
+{
+	struct ib_send_wr *cut, *prev;
+	int err = 0, ret;
+
+	cut = cider_fault_cut(first, &err);
+	if (likely(!cut))
+		return ib_post_send(qp, first, bad);
+	if (cut != first) {
+		for (prev = first; prev->next != cut; prev = prev->next)
+			;
+		prev->next = NULL;
+		ret = ib_post_send(qp, first, bad);
+		prev->next = cut;
+		if (ret)
+			return ret;
+	}
+	*bad = cut;
+	return err;
+}
+
+bool cider_fault_drop_cqe(void)
+{
+	return atomic_read(&cider_fault_drop) && cider_fault_take(&cider_fault_drop);
+}
+
+bool cider_fault_swab_atomics(void)
+{
+	return READ_ONCE(cider_fault_swab);
+}
