@@ -77,6 +77,12 @@ static bool cider_block_set_class(struct cider_client *c)
 	return true;
 }
 
+/* Has this optimistic UPDATE lost often enough to join the queue? */
+static bool cider_exec_escalates(const struct cider_client *c)
+{
+	return !c->pess && c->op == CIDER_UPDATE && cider_cont_escalate(c->cn, c->retries);
+}
+
 /*
  * Sub-protothread: install c->wval (UPDATE) or empty the key (DELETE) by
  * CAS on the data pointer, starting from c->ptr and following whatever
@@ -125,6 +131,16 @@ bool cider_exec_write(struct cider_client *c)
 			cider_block_unused(c);
 			PT_EXIT(&c->pt_l1);
 		}
+		if (cider_exec_escalates(c)) {
+			/*
+			 * Only now: c->ptr is known to hold the key.  A hash slot
+			 * that changed keys must be found again, not queued on
+			 * (the soak found writes combined into another key's).
+			 */
+			c->escalate = true;	/* to the lock queue (contention.c) */
+			cider_block_unused(c);
+			PT_EXIT(&c->pt_l1);
+		}
 		v_reset(c);
 		if (c->op == CIDER_UPDATE) {
 			if (!c->retries && cider_hashed(c) && !cider_block_build(c)) {
@@ -149,11 +165,8 @@ bool cider_exec_write(struct cider_client *c)
 		c->retries++;
 		c->st.cas_fail++;
 		c->ptr = old;
-		if (!c->pess && c->op == CIDER_UPDATE && cider_cont_escalate(cn, c->retries)) {
-			c->escalate = true;	/* to the lock queue (contention.c) */
-			cider_block_unused(c);
-			PT_EXIT(&c->pt_l1);
-		}
+		if (cider_exec_escalates(c))
+			continue;	/* no backoff: to the queue, once checked */
 		if (cfg->backoff && !c->pess) {	/* optimistic: osync, cider */
 			cider_arm(c, cider_backoff_delay(&cn->backoff, c->retries - 1,
 							 cn->fab->ops->rand(cn->fab->priv)));
