@@ -84,10 +84,19 @@ static struct {
 	unsigned int mn_port;
 } cfg = { .calls = 200, .procs = 3, .threads = 3, .fail_pct = 20, .kill_pct = 30 };
 
+/* Per call kind: how many succeeded and failed, across all workers (a
+ * shared mapping), to show the run got past the argument checks. */
+static const char *const kinds[] = { "GET_INFO", "ATTACH", "DETACH", "MN_INFO", "RAW",
+				     "ioctl(other)", "URING_CMD", "io_uring_setup",
+				     "io_uring_submit", "open" };
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+static atomic_long (*tally)[2];
+
 /* Shared by the threads of one worker. */
 struct worker {
 	atomic_int fd;
 	atomic_uint ids[MAX_IDS];	/* mn_ids seen from attach */
+	atomic_uint nids;		/* attaches that succeeded */
 	unsigned char *arena;		/* RW | RO page | hole */
 	atomic_int bad;
 	unsigned int index;
@@ -99,6 +108,9 @@ struct thread {
 	unsigned int index;
 	struct io_uring ring;
 	bool ring_up;
+	/* This call is well-formed throughout: it must get past every
+	 * argument check and exercise the data path and its error handling. */
+	bool sane;
 };
 
 /* Documented errnos of /dev/cider, plus what the VFS, io_uring and
@@ -133,6 +145,9 @@ static void check(struct thread *t, const char *what, long ret)
 			what, ret, ret < 0 ? " " : "", ret < 0 ? strerror(e) : "");
 	if (ret > 0 || (ret < 0 && !errno_expected(e)))
 		unexpected(t, what, ret, e);
+	for (unsigned int i = 0; tally && i < NKINDS; i++)
+		if (!strcmp(kinds[i], what))
+			atomic_fetch_add(&tally[i][ret < 0], 1);
 }
 
 /* A pointer of a random kind, for an object of @len bytes. */
@@ -144,7 +159,7 @@ static uint64_t pick_ptr(struct thread *t, size_t len)
 
 	if (len > ARENA_RW)
 		len = ARENA_RW;
-	if (k < 70)	/* good memory, any alignment */
+	if (t->sane || k < 70)	/* good memory, any alignment */
 		return (uintptr_t)(a + below(s, ARENA_RW - len + 1));
 	if (k < 77)	/* the read-only page */
 		return (uintptr_t)(a + ARENA_RW + below(s, PAGE));
@@ -163,8 +178,11 @@ static unsigned int pick_id(struct thread *t)
 {
 	uint64_t *s = &t->rng;
 
-	if (chance(s, 85))
-		return atomic_load(&t->w->ids[below(s, MAX_IDS)]);
+	unsigned int n = atomic_load(&t->w->nids);
+
+	/* Recent attaches first: the newest node is the likeliest alive. */
+	if (n && (t->sane || chance(s, 85)))
+		return atomic_load(&t->w->ids[(n - 1 - below(s, n < 4 ? n : 4)) % MAX_IDS]);
 	return chance(s, 50) ? (unsigned int)below(s, 8) : (unsigned int)rnd(s);
 }
 
@@ -172,7 +190,7 @@ static __u32 pick_size(struct thread *t, __u32 real)
 {
 	uint64_t *s = &t->rng;
 
-	if (chance(s, 90))
+	if (t->sane || chance(s, 90))
 		return real;
 	switch (below(s, 4)) {
 	case 0: return 0;
@@ -185,7 +203,7 @@ static __u32 pick_size(struct thread *t, __u32 real)
 /* Mostly zero, sometimes a byte set somewhere. */
 static void maybe_dirty(struct thread *t, void *p, size_t len)
 {
-	if (len && chance(&t->rng, 5))
+	if (len && !t->sane && chance(&t->rng, 5))
 		((unsigned char *)p)[below(&t->rng, len)] = 1 + below(&t->rng, 255);
 }
 
@@ -195,6 +213,17 @@ static void fuzz_op(struct thread *t, struct cider_raw_op *op)
 	uint64_t *s = &t->rng;
 
 	memset(op, 0, sizeof(*op));
+	if (t->sane) {
+		op->opcode = 1 + below(s, 4);
+		op->len = op->opcode >= CIDER_RAW_CAS ? 8 : 1 + below(s, 4096);
+		op->remote = ((1u << 20) + below(s, 1u << 20)) & ~7ULL;
+		op->local = op->opcode >= CIDER_RAW_CAS ? 0 : pick_ptr(t, op->len);
+		if (op->opcode == CIDER_RAW_CAS)
+			op->compare = rnd(s);
+		if (op->opcode >= CIDER_RAW_CAS)
+			op->swap_add = rnd(s);
+		return;
+	}
 	op->opcode = chance(s, 95) ? 1 + below(s, 4) : (__u8)rnd(s);
 	if (op->opcode == CIDER_RAW_CAS || op->opcode == CIDER_RAW_FAA)
 		op->len = chance(s, 90) ? 8 : lens[below(s, 11)];
@@ -210,8 +239,11 @@ static void fuzz_op(struct thread *t, struct cider_raw_op *op)
 	if (chance(s, 80) && op->opcode >= CIDER_RAW_CAS)
 		op->remote &= ~7ULL;
 	op->local = op->opcode >= CIDER_RAW_CAS && chance(s, 90) ? 0 : pick_ptr(t, op->len);
-	op->compare = rnd(s);
-	op->swap_add = chance(s, 50) ? 1 : rnd(s);
+	/* Fields an opcode does not use must be zero: mostly they are. */
+	if (op->opcode == CIDER_RAW_CAS || chance(s, 5))
+		op->compare = rnd(s);
+	if (op->opcode >= CIDER_RAW_CAS || chance(s, 5))
+		op->swap_add = chance(s, 50) ? 1 : rnd(s);
 	op->old = rnd(s);
 	op->result = (__s32)rnd(s);
 	maybe_dirty(t, op->reserved0, sizeof(op->reserved0));
@@ -223,7 +255,8 @@ static void fuzz_op(struct thread *t, struct cider_raw_op *op)
 static void fuzz_batch(struct thread *t, struct cider_raw_batch *rb)
 {
 	uint64_t *s = &t->rng;
-	unsigned int nr = chance(s, 90) ? 1 + below(s, 8) : below(s, CIDER_RAW_MAX_OPS + 4);
+	unsigned int nr = t->sane || chance(s, 90) ? 1 + below(s, 8) :
+			  below(s, CIDER_RAW_MAX_OPS + 4);
 	struct cider_raw_op *ops;
 	unsigned int i;
 
@@ -231,7 +264,7 @@ static void fuzz_batch(struct thread *t, struct cider_raw_batch *rb)
 	rb->size = pick_size(t, sizeof(*rb));
 	rb->mn_id = pick_id(t);
 	rb->nr_ops = nr;
-	if (chance(s, 3))
+	if (!t->sane && chance(s, 3))
 		rb->flags = rnd(s);
 	maybe_dirty(t, rb->reserved, sizeof(rb->reserved));
 	rb->ops = pick_ptr(t, (size_t)nr * sizeof(*ops));
@@ -282,7 +315,7 @@ static void do_attach(struct thread *t)
 	long ret;
 	int fd = atomic_load(&t->w->fd);
 
-	if (cfg.mn_addr[0] && chance(s, 80))
+	if (cfg.mn_addr[0] && (t->sane || chance(s, 80)))
 		cider_parse_addr(cfg.mn_addr, &at);
 	else {
 		at.family = chance(s, 80) ? AF_INET : chance(s, 50) ? AF_INET6 : (__u16)rnd(s);
@@ -293,19 +326,21 @@ static void do_attach(struct thread *t)
 		at.addr[3] = chance(s, 50) ? 1 : (__u8)rnd(s);
 	}
 	at.size = pick_size(t, sizeof(at));
-	at.cn_id = chance(s, 90) ? below(s, CIDER_MAX_CN_ID + 1) : (__u32)rnd(s);
-	/* Short limits keep attempts at absent nodes from eating the run. */
-	at.timeout_ms = chance(s, 90) ? 1 + below(s, 300) : (__u32)rnd(s);
-	if (chance(s, 3))
+	at.cn_id = t->sane || chance(s, 90) ? below(s, CIDER_MAX_CN_ID + 1) : (__u32)rnd(s);
+	/* Short limits keep attempts at absent nodes from eating the run;
+	 * a sane attach gets the default and reaches the live node. */
+	at.timeout_ms = t->sane ? 0 : chance(s, 90) ? 1 + below(s, 300) : (__u32)rnd(s);
+	if (!t->sane && chance(s, 3))
 		at.flags = rnd(s);
-	if (chance(s, 3))
+	if (!t->sane && chance(s, 3))
 		at.reserved0 = rnd(s);
 	maybe_dirty(t, at.reserved, sizeof(at.reserved));
 	maybe_dirty(t, at.addr + 4, 12);
-	if (chance(s, 90)) {
+	if (t->sane || chance(s, 90)) {
 		ret = ioctl(fd, CIDER_IOC_ATTACH, &at);
 		if (ret == 0)
-			atomic_store(&t->w->ids[below(s, MAX_IDS)], at.mn_id);
+			atomic_store(&t->w->ids[atomic_fetch_add(&t->w->nids, 1) % MAX_IDS],
+				     at.mn_id);
 	} else {
 		ret = ioctl(fd, CIDER_IOC_ATTACH, place(t, &at, sizeof(at)));
 	}
@@ -380,7 +415,7 @@ static void do_uring(struct thread *t)
 
 	if (!t->ring_up) {
 		/* Without SQE128 the command must be refused, not misread. */
-		unsigned int flags = chance(s, 90) ? IORING_SETUP_SQE128 : 0;
+		unsigned int flags = t->sane || chance(s, 90) ? IORING_SETUP_SQE128 : 0;
 
 		ret = io_uring_queue_init(16, &t->ring, flags);
 		if (ret < 0) {
@@ -398,7 +433,7 @@ static void do_uring(struct thread *t)
 			break;
 		fuzz_batch(t, &rb);
 		io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
-		sqe->cmd_op = chance(s, 90) ? CIDER_IOC_RAW : (__u32)rnd(s);
+		sqe->cmd_op = t->sane || chance(s, 90) ? CIDER_IOC_RAW : (__u32)rnd(s);
 		if (t->ring.flags & IORING_SETUP_SQE128) {
 			/* The command area runs into the SQE's second half. */
 			unsigned char *cmd = (unsigned char *)sqe +
@@ -412,7 +447,7 @@ static void do_uring(struct thread *t)
 			sqe->flags |= IOSQE_ASYNC;
 		if (chance(s, 10))
 			sqe->flags |= IOSQE_IO_LINK;
-		if (chance(s, 3))
+		if (!t->sane && chance(s, 3))
 			sqe->rw_flags = rnd(s);
 	}
 	ret = io_uring_submit(&t->ring);
@@ -481,6 +516,8 @@ static void one_call(struct thread *t)
 {
 	unsigned int k = below(&t->rng, 100);
 	bool fail = cfg.fault_injection && chance(&t->rng, cfg.fail_pct);
+
+	t->sane = chance(&t->rng, 50);
 
 	if (fail)
 		fi_make_it_fail(1);
@@ -626,6 +663,10 @@ int main(int argc, char **argv)
 	       cfg.procs, cfg.threads, rounds);
 	fflush(stdout);
 
+	tally = mmap(NULL, sizeof(*tally) * NKINDS, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (tally == MAP_FAILED)
+		tally = NULL;
 	fd = cider_open();
 	if (fd < 0) {
 		printf("not ok 1 fuzz: cannot open %s: %s\n", CIDER_DEV_PATH, strerror(-fd));
@@ -699,6 +740,9 @@ int main(int argc, char **argv)
 		failed++;
 	}
 	close(fd);
+	for (unsigned int i = 0; tally && i < NKINDS; i++)
+		printf("# %-16s %8ld ok %8ld failed\n", kinds[i],
+		       atomic_load(&tally[i][0]), atomic_load(&tally[i][1]));
 	printf("%sok 1 fuzz: %ld rounds, about %ld calls, %ld failures, seed %llu, %.0f s\n",
 	       failed ? "not " : "", r, total_calls, failed,
 	       (unsigned long long)cfg.seed, now() - t0);
