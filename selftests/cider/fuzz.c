@@ -605,8 +605,9 @@ static void usage(FILE *f)
 "Fuzz /dev/cider (cider.ko loaded) with structure-aware ioctls and io_uring\n"
 "commands.  Each round forks --procs workers of --threads threads, each\n"
 "making --calls calls (default 200; 0: forever); --rounds rounds (default 3,\n"
-"0: forever) or until --seconds.  The seed (default: from the clock; also\n"
-"$CIDER_FUZZ_SEED) is printed: --seed S replays every thread's calls.\n"
+"0: forever) or until --seconds (no new round starts after it).  The seed\n"
+"(default: from the clock) is printed: --seed S replays every thread's calls.\n"
+"$CIDER_FUZZ_SEED, $CIDER_FUZZ_CALLS and $CIDER_FUZZ_SECONDS set the defaults.\n"
 "With $CIDER_MN_ADDR a cider-memd is started there, so that attach and raw\n"
 "batches reach a live node.  Where the kernel can inject faults, worker\n"
 "threads fail allocations at random around --fail-pct %% of their calls\n"
@@ -637,6 +638,8 @@ int main(int argc, char **argv)
 	}
 	if (getenv("CIDER_FUZZ_CALLS"))
 		cfg.calls = strtol(getenv("CIDER_FUZZ_CALLS"), NULL, 0);
+	if (getenv("CIDER_FUZZ_SECONDS"))
+		cfg.seconds = atof(getenv("CIDER_FUZZ_SECONDS"));
 	while ((o = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
 		switch (o) {
 		case 's': cfg.seed = strtoull(optarg, NULL, 0); seed_set = true; break;
