@@ -543,13 +543,19 @@ static void one_call(struct thread *t)
 		fi_make_it_fail(0);
 }
 
+static double now(void);
+static double t_start;
+
 static void *thread_main(void *arg)
 {
 	struct thread *t = arg;
 	long i;
 
-	for (i = 0; !cfg.calls || i < cfg.calls; i++)
+	for (i = 0; !cfg.calls || i < cfg.calls; i++) {
+		if (cfg.seconds && now() - t_start > cfg.seconds)
+			break;
 		one_call(t);
+	}
 	if (t->ring_up)
 		io_uring_queue_exit(&t->ring);
 	return NULL;
@@ -605,7 +611,7 @@ static void usage(FILE *f)
 "Fuzz /dev/cider (cider.ko loaded) with structure-aware ioctls and io_uring\n"
 "commands.  Each round forks --procs workers of --threads threads, each\n"
 "making --calls calls (default 200; 0: forever); --rounds rounds (default 3,\n"
-"0: forever) or until --seconds (no new round starts after it).  The seed\n"
+"0: forever) or until --seconds (checked between calls).  The seed\n"
 "(default: from the clock) is printed: --seed S replays every thread's calls.\n"
 "$CIDER_FUZZ_SEED, $CIDER_FUZZ_CALLS and $CIDER_FUZZ_SECONDS set the defaults.\n"
 "With $CIDER_MN_ADDR a cider-memd is started there, so that attach and raw\n"
@@ -628,7 +634,7 @@ int main(int argc, char **argv)
 	bool memd_wanted = true, seed_set = false;
 	struct memd memd = { 0 };
 	struct cider_info info;
-	double t0 = now();
+	double t0 = t_start = now();
 	uint64_t rs;
 	int o, fd;
 
