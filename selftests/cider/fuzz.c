@@ -111,6 +111,7 @@ struct thread {
 	/* This call is well-formed throughout: it must get past every
 	 * argument check and exercise the data path and its error handling. */
 	bool sane;
+	bool failing;	/* allocation failures injected around this call */
 };
 
 /* Documented errnos of /dev/cider, plus what the VFS, io_uring and
@@ -297,7 +298,7 @@ static void do_get_info(struct thread *t)
 	struct cider_info in = { 0 };
 	void *arg;
 	long ret;
-	int fd = atomic_load(&t->w->fd);
+	int fd = atomic_load(&t->w->fd), e;
 
 	in.size = pick_size(t, sizeof(in));
 	if (chance(&t->rng, 3))
@@ -305,7 +306,12 @@ static void do_get_info(struct thread *t)
 	maybe_dirty(t, in.reserved, sizeof(in.reserved));
 	arg = place(t, &in, sizeof(in));
 	ret = ioctl(fd, CIDER_IOC_GET_INFO, arg);
+	e = errno;
 	check(t, "GET_INFO", ret);
+	/* Nothing may refuse a well-formed GET_INFO (a descriptor another
+	 * thread closed, or whose number a ring took, aside). */
+	if (t->sane && !t->failing && ret && e != EBADF && e != ENOTTY)
+		unexpected(t, "well-formed GET_INFO", ret, e);
 }
 
 static void do_attach(struct thread *t)
@@ -518,6 +524,7 @@ static void one_call(struct thread *t)
 	bool fail = cfg.fault_injection && chance(&t->rng, cfg.fail_pct);
 
 	t->sane = chance(&t->rng, 50);
+	t->failing = fail;
 
 	if (fail)
 		fi_make_it_fail(1);
