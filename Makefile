@@ -21,6 +21,8 @@ KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/lin
 LIB_SRC := lib/cider.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
 SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop
+# Run only under the debug kernel (they need its fault injection).
+DEBUG_SELFTESTS := selftests/cider/faults selftests/cider/fuzz
 CORE_SRC := kmod/core/credit.c kmod/core/backoff.c
 PROTO_SRC := $(addprefix kmod/core/,client.c lockqueue.c writecomb.c localwc.c contention.c alloc.c \
 	slab.c race.c hashindex.c block.c)
@@ -32,7 +34,8 @@ HOST_TESTS := lib/test_libcider $(CORE_TESTS)
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san
 
-.PHONY: sim-report soak bench host-tests all deps module sparse checkpatch userspace check demo shell clean help
+.PHONY: sim-report soak bench host-tests all deps module module-debug debug-selftests sparse checkpatch \
+	userspace check demo shell clean help
 
 all: module userspace
 
@@ -47,6 +50,15 @@ $(LT)/.done: | deps
 
 module: deps
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+# cider.ko for the debug kernel (built first if needed), in build/debug-kmod.
+module-debug: deps
+	tools/debug-kernel/module
+
+# What the debug VM run executes: the whole suite, then the error paths
+# under fault injection, then the fuzzer.
+debug-selftests:
+	@echo $(SELFTESTS) $(DEBUG_SELFTESTS)
 
 # C=2 re-checks every file; sparse warnings do not fail kbuild, so grep.
 sparse: deps
@@ -64,7 +76,7 @@ checkpatch: $(LT)/.done
 		--ignore MACRO_WITH_FLOW_CONTROL,COMPLEX_MACRO,MULTISTATEMENT_MACRO_USE_DO_WHILE \
 		-f $(PT_HDR)
 
-userspace: $(TOOLS) $(SELFTESTS) $(HOST_TESTS)
+userspace: $(TOOLS) $(SELFTESTS) $(DEBUG_SELFTESTS) $(HOST_TESTS)
 
 host-tests:
 	@echo $(HOST_TESTS)
@@ -129,5 +141,5 @@ shell: deps module userspace
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -f lib/*.o lib/*.a $(TOOLS) $(SELFTESTS) $(HOST_TESTS)
+	rm -f lib/*.o lib/*.a $(TOOLS) $(SELFTESTS) $(DEBUG_SELFTESTS) $(HOST_TESTS)
 	rm -rf build

@@ -1,0 +1,766 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fuzz: structure-aware fuzzer for /dev/cider.
+ *
+ * Builds ioctl arguments and IORING_OP_URING_CMD submissions from the
+ * uapi's own structures: valid shapes with random sizes, flags, reserved
+ * words, ids, offsets and lengths, and pointers to good memory, to a
+ * read-only page, to an unmapped hole, across the end of a mapping, to
+ * NULL and to kernel addresses.  Several processes with several threads
+ * each share a descriptor while one of them closes and reopens it, attach
+ * and detach race raw batches, children fork off and exit with commands
+ * in flight, and the supervisor SIGKILLs workers mid-command.  With fault
+ * injection (the debug kernel) each worker thread turns on random
+ * allocation failures around a share of its calls.
+ *
+ * Every call sequence follows from the seed: --seed S repeats what each
+ * thread asks (the interleaving of threads is the scheduler's).  The real
+ * oracle is the kernel log (KASAN, lockdep, ...), which the VM checks; the
+ * fuzzer itself fails on an errno the uapi does not document, on a
+ * well-formed GET_INFO that does not succeed, and on a module that no
+ * longer answers at the end.
+ *
+ * Prints TAP: one result, with the seed to reproduce.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cider.h"
+#include "cider-uring.h"
+#include "faults.h"
+#include "memd.h"
+
+#define REGION_SIZE (16u << 20)
+#define PAGE 4096u
+/* The arena: RW pages (buffers, op arrays), a read-only page, a hole. */
+#define ARENA_RW (CIDER_RAW_MAX_BYTES + 16 * PAGE)
+#define MAX_IDS 16
+
+/* splitmix64: tiny, good enough, and the same everywhere. */
+static uint64_t rnd(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t below(uint64_t *s, uint64_t n)
+{
+	return n ? rnd(s) % n : 0;
+}
+
+static bool chance(uint64_t *s, unsigned int pct)
+{
+	return below(s, 100) < pct;
+}
+
+static struct {
+	uint64_t seed;
+	long calls;		/* per worker thread; 0: unbounded */
+	unsigned int procs, threads, fail_pct, kill_pct;
+	double seconds;		/* 0: no limit */
+	int verbose;
+	bool fault_injection;
+	char mn_addr[80];
+	unsigned int mn_port;
+} cfg = { .calls = 200, .procs = 3, .threads = 3, .fail_pct = 20, .kill_pct = 30 };
+
+/* Per call kind: how many succeeded and failed, across all workers (a
+ * shared mapping), to show the run got past the argument checks. */
+static const char *const kinds[] = { "GET_INFO", "ATTACH", "DETACH", "MN_INFO", "RAW",
+				     "ioctl(other)", "URING_CMD", "io_uring_setup",
+				     "io_uring_submit", "open" };
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+static atomic_long (*tally)[2];
+
+/* Shared by the threads of one worker. */
+struct worker {
+	atomic_int fd;
+	atomic_uint ids[MAX_IDS];	/* mn_ids seen from attach */
+	atomic_uint nids;		/* attaches that succeeded */
+	unsigned char *arena;		/* RW | RO page | hole */
+	atomic_int bad;
+	unsigned int index;
+};
+
+struct thread {
+	struct worker *w;
+	uint64_t rng;
+	unsigned int index;
+	struct io_uring ring;
+	bool ring_up;
+	/* This call is well-formed throughout: it must get past every
+	 * argument check and exercise the data path and its error handling. */
+	bool sane;
+	bool failing;	/* allocation failures injected around this call */
+};
+
+/* Documented errnos of /dev/cider, plus what the VFS, io_uring and
+ * allocation failures add. */
+static bool errno_expected(int e)
+{
+	switch (e) {
+	case EINVAL: case EFAULT: case ENOTTY: case ENOENT: case ERANGE:
+	case EPERM: case ENOMEM: case ETIMEDOUT: case ECONNREFUSED:
+	case EHOSTUNREACH: case ENETUNREACH: case EOPNOTSUPP: case EPROTO:
+	case ENOTCONN: case EIO: case EREMOTEIO: case EBADF: case EINTR:
+	case ENODEV: case EAGAIN: case ECANCELED: case EADDRNOTAVAIL:
+	case ECONNRESET:
+		return true;
+	}
+	return false;
+}
+
+static void unexpected(struct thread *t, const char *what, long ret, int err)
+{
+	fprintf(stderr, "# worker %u thread %u: %s returned %ld errno %d (%s)\n",
+		t->w->index, t->index, what, ret, err, strerror(err));
+	atomic_fetch_add(&t->w->bad, 1);
+}
+
+static void check(struct thread *t, const char *what, long ret)
+{
+	int e = errno;
+
+	if (cfg.verbose)
+		fprintf(stderr, "# w%u.t%u %s -> %ld%s%s\n", t->w->index, t->index,
+			what, ret, ret < 0 ? " " : "", ret < 0 ? strerror(e) : "");
+	if (ret > 0 || (ret < 0 && !errno_expected(e)))
+		unexpected(t, what, ret, e);
+	for (unsigned int i = 0; tally && i < NKINDS; i++)
+		if (!strcmp(kinds[i], what))
+			atomic_fetch_add(&tally[i][ret < 0], 1);
+}
+
+/* A pointer of a random kind, for an object of @len bytes. */
+static uint64_t pick_ptr(struct thread *t, size_t len)
+{
+	unsigned char *a = t->w->arena;
+	uint64_t *s = &t->rng;
+	unsigned int k = below(s, 100);
+
+	if (len > ARENA_RW)
+		len = ARENA_RW;
+	if (t->sane || k < 70)	/* good memory, any alignment */
+		return (uintptr_t)(a + below(s, ARENA_RW - len + 1));
+	if (k < 77)	/* the read-only page */
+		return (uintptr_t)(a + ARENA_RW + below(s, PAGE));
+	if (k < 84)	/* the hole */
+		return (uintptr_t)(a + ARENA_RW + PAGE + below(s, PAGE));
+	if (k < 91)	/* across the end of the good memory into read-only */
+		return (uintptr_t)(a + ARENA_RW - below(s, len ? len : 1));
+	if (k < 95)
+		return 0;
+	if (k < 98)	/* a kernel address */
+		return 0xffff888000000000ULL + below(s, 1u << 30);
+	return rnd(s);
+}
+
+static unsigned int pick_id(struct thread *t)
+{
+	uint64_t *s = &t->rng;
+
+	unsigned int n = atomic_load(&t->w->nids);
+
+	/* Recent attaches first: the newest node is the likeliest alive. */
+	if (n && (t->sane || chance(s, 85)))
+		return atomic_load(&t->w->ids[(n - 1 - below(s, n < 4 ? n : 4)) % MAX_IDS]);
+	return chance(s, 50) ? (unsigned int)below(s, 8) : (unsigned int)rnd(s);
+}
+
+static __u32 pick_size(struct thread *t, __u32 real)
+{
+	uint64_t *s = &t->rng;
+
+	if (t->sane || chance(s, 90))
+		return real;
+	switch (below(s, 4)) {
+	case 0: return 0;
+	case 1: return real - 1 - below(s, 8);
+	case 2: return real + 1 + below(s, 64);
+	default: return (__u32)rnd(s);
+	}
+}
+
+/* Mostly zero, sometimes a byte set somewhere. */
+static void maybe_dirty(struct thread *t, void *p, size_t len)
+{
+	if (len && !t->sane && chance(&t->rng, 5))
+		((unsigned char *)p)[below(&t->rng, len)] = 1 + below(&t->rng, 255);
+}
+
+static void fuzz_op(struct thread *t, struct cider_raw_op *op)
+{
+	static const __u32 lens[] = { 0, 1, 7, 8, 9, 63, 4096, 4097, 65535, 65536, 65537 };
+	uint64_t *s = &t->rng;
+
+	memset(op, 0, sizeof(*op));
+	if (t->sane) {
+		op->opcode = 1 + below(s, 4);
+		op->len = op->opcode >= CIDER_RAW_CAS ? 8 : 1 + below(s, 4096);
+		op->remote = ((1u << 20) + below(s, 1u << 20)) & ~7ULL;
+		op->local = op->opcode >= CIDER_RAW_CAS ? 0 : pick_ptr(t, op->len);
+		if (op->opcode == CIDER_RAW_CAS)
+			op->compare = rnd(s);
+		if (op->opcode >= CIDER_RAW_CAS)
+			op->swap_add = rnd(s);
+		return;
+	}
+	op->opcode = chance(s, 95) ? 1 + below(s, 4) : (__u8)rnd(s);
+	if (op->opcode == CIDER_RAW_CAS || op->opcode == CIDER_RAW_FAA)
+		op->len = chance(s, 90) ? 8 : lens[below(s, 11)];
+	else
+		op->len = chance(s, 70) ? 1 + below(s, 512) : lens[below(s, 11)];
+	/* Writes stay clear of the superblock so later attaches still work. */
+	switch (below(s, 6)) {
+	case 0: op->remote = REGION_SIZE - below(s, 2 * (uint64_t)op->len + 1); break;
+	case 1: op->remote = rnd(s); break;
+	case 2: op->remote = op->opcode == CIDER_RAW_READ ? below(s, PAGE) : REGION_SIZE / 2; break;
+	default: op->remote = (1u << 20) + below(s, 1u << 20); break;
+	}
+	if (chance(s, 80) && op->opcode >= CIDER_RAW_CAS)
+		op->remote &= ~7ULL;
+	op->local = op->opcode >= CIDER_RAW_CAS && chance(s, 90) ? 0 : pick_ptr(t, op->len);
+	/* Fields an opcode does not use must be zero: mostly they are. */
+	if (op->opcode == CIDER_RAW_CAS || chance(s, 5))
+		op->compare = rnd(s);
+	if (op->opcode >= CIDER_RAW_CAS || chance(s, 5))
+		op->swap_add = chance(s, 50) ? 1 : rnd(s);
+	op->old = rnd(s);
+	op->result = (__s32)rnd(s);
+	maybe_dirty(t, op->reserved0, sizeof(op->reserved0));
+	if (chance(s, 5))
+		op->reserved1 = rnd(s);
+}
+
+/* A batch in good memory whose ops array may be anywhere. */
+static void fuzz_batch(struct thread *t, struct cider_raw_batch *rb)
+{
+	uint64_t *s = &t->rng;
+	unsigned int nr = t->sane || chance(s, 90) ? 1 + below(s, 8) :
+			  below(s, CIDER_RAW_MAX_OPS + 4);
+	struct cider_raw_op *ops;
+	unsigned int i;
+
+	memset(rb, 0, sizeof(*rb));
+	rb->size = pick_size(t, sizeof(*rb));
+	rb->mn_id = pick_id(t);
+	rb->nr_ops = nr;
+	if (!t->sane && chance(s, 3))
+		rb->flags = rnd(s);
+	maybe_dirty(t, rb->reserved, sizeof(rb->reserved));
+	rb->ops = pick_ptr(t, (size_t)nr * sizeof(*ops));
+	/* Fill what can be filled (the pointer may be read-only or a hole). */
+	if (rb->ops >= (uintptr_t)t->w->arena &&
+	    rb->ops + (uint64_t)nr * sizeof(*ops) <= (uintptr_t)t->w->arena + ARENA_RW) {
+		ops = (struct cider_raw_op *)(uintptr_t)rb->ops;
+		for (i = 0; i < nr; i++) {
+			struct cider_raw_op op;
+
+			fuzz_op(t, &op);
+			memcpy(&ops[i], &op, sizeof(op));
+		}
+	}
+}
+
+/* An argument of @len bytes: in good memory (filled from @src) or not. */
+static void *place(struct thread *t, const void *src, size_t len)
+{
+	uint64_t p = pick_ptr(t, len);
+	unsigned char *a = t->w->arena;
+
+	if (p >= (uintptr_t)a && p + len <= (uintptr_t)a + ARENA_RW)
+		memcpy((void *)(uintptr_t)p, src, len);
+	return (void *)(uintptr_t)p;
+}
+
+static void do_get_info(struct thread *t)
+{
+	struct cider_info in = { 0 };
+	void *arg;
+	long ret;
+	int fd = atomic_load(&t->w->fd), e;
+
+	in.size = pick_size(t, sizeof(in));
+	if (chance(&t->rng, 3))
+		in.flags = rnd(&t->rng);
+	maybe_dirty(t, in.reserved, sizeof(in.reserved));
+	arg = place(t, &in, sizeof(in));
+	ret = ioctl(fd, CIDER_IOC_GET_INFO, arg);
+	e = errno;
+	check(t, "GET_INFO", ret);
+	/* Nothing may refuse a well-formed GET_INFO (a descriptor another
+	 * thread closed, or whose number a ring took, aside). */
+	if (t->sane && !t->failing && ret && e != EBADF && e != ENOTTY)
+		unexpected(t, "well-formed GET_INFO", ret, e);
+}
+
+static void do_attach(struct thread *t)
+{
+	uint64_t *s = &t->rng;
+	struct cider_attach at = { 0 };
+	long ret;
+	int fd = atomic_load(&t->w->fd);
+
+	if (cfg.mn_addr[0] && (t->sane || chance(s, 80)))
+		cider_parse_addr(cfg.mn_addr, &at);
+	else {
+		at.family = chance(s, 80) ? AF_INET : chance(s, 50) ? AF_INET6 : (__u16)rnd(s);
+		at.port = chance(s, 90) ? 7000 + below(s, 2000) : 0;
+		at.addr[0] = 169;
+		at.addr[1] = 254;
+		at.addr[2] = 77;
+		at.addr[3] = chance(s, 50) ? 1 : (__u8)rnd(s);
+	}
+	at.size = pick_size(t, sizeof(at));
+	at.cn_id = t->sane || chance(s, 90) ? below(s, CIDER_MAX_CN_ID + 1) : (__u32)rnd(s);
+	/* Short limits keep attempts at absent nodes from eating the run;
+	 * a sane attach gets the default and reaches the live node. */
+	at.timeout_ms = t->sane ? 0 : chance(s, 90) ? 1 + below(s, 300) : (__u32)rnd(s);
+	if (!t->sane && chance(s, 3))
+		at.flags = rnd(s);
+	if (!t->sane && chance(s, 3))
+		at.reserved0 = rnd(s);
+	maybe_dirty(t, at.reserved, sizeof(at.reserved));
+	maybe_dirty(t, at.addr + 4, 12);
+	if (t->sane || chance(s, 90)) {
+		ret = ioctl(fd, CIDER_IOC_ATTACH, &at);
+		if (ret == 0)
+			atomic_store(&t->w->ids[atomic_fetch_add(&t->w->nids, 1) % MAX_IDS],
+				     at.mn_id);
+	} else {
+		ret = ioctl(fd, CIDER_IOC_ATTACH, place(t, &at, sizeof(at)));
+	}
+	check(t, "ATTACH", ret);
+}
+
+static void do_detach(struct thread *t)
+{
+	struct cider_detach d = { .size = sizeof(d) };
+	long ret;
+	int fd = atomic_load(&t->w->fd);
+
+	d.size = pick_size(t, sizeof(d));
+	d.mn_id = pick_id(t);
+	maybe_dirty(t, d.reserved, sizeof(d.reserved));
+	ret = ioctl(fd, CIDER_IOC_DETACH, place(t, &d, sizeof(d)));
+	check(t, "DETACH", ret);
+}
+
+static void do_mn_info(struct thread *t)
+{
+	struct cider_mn_info mi = { 0 };
+	long ret;
+	int fd = atomic_load(&t->w->fd);
+
+	mi.size = pick_size(t, sizeof(mi));
+	mi.mn_id = pick_id(t);
+	maybe_dirty(t, mi.reserved, sizeof(mi.reserved));
+	ret = ioctl(fd, CIDER_IOC_MN_INFO, place(t, &mi, sizeof(mi)));
+	check(t, "MN_INFO", ret);
+}
+
+static void do_raw(struct thread *t)
+{
+	struct cider_raw_batch rb;
+	long ret;
+	int fd = atomic_load(&t->w->fd);
+
+	fuzz_batch(t, &rb);
+	ret = ioctl(fd, CIDER_IOC_RAW, place(t, &rb, sizeof(rb)));
+	check(t, "RAW", ret);
+}
+
+/* An ioctl number near a real one: other nr, size, direction or magic. */
+static void do_bad_ioctl(struct thread *t)
+{
+	static const unsigned long real[] = { CIDER_IOC_GET_INFO, CIDER_IOC_ATTACH,
+					      CIDER_IOC_DETACH, CIDER_IOC_MN_INFO, CIDER_IOC_RAW };
+	uint64_t *s = &t->rng;
+	unsigned long nr = real[below(s, 5)];
+	long ret;
+	int fd = atomic_load(&t->w->fd);
+
+	switch (below(s, 4)) {
+	case 0: nr = (nr & ~0xffUL) | (__u8)rnd(s); break;
+	case 1: nr ^= (unsigned long)(1 + below(s, 0x3fff)) << _IOC_SIZESHIFT; break;
+	case 2: nr ^= (unsigned long)(1 + below(s, 3)) << _IOC_DIRSHIFT; break;
+	default: nr = (__u32)rnd(s); break;
+	}
+	ret = ioctl(fd, nr, pick_ptr(t, 256));
+	check(t, "ioctl(other)", ret);
+}
+
+static void do_uring(struct thread *t)
+{
+	uint64_t *s = &t->rng;
+	struct io_uring_cqe *cqe;
+	struct cider_raw_batch rb;
+	unsigned int i, n, got = 0;
+	struct __kernel_timespec ts = { .tv_nsec = 200 * 1000 * 1000 };
+	int fd = atomic_load(&t->w->fd), ret;
+
+	if (!t->ring_up) {
+		/* Without SQE128 the command must be refused, not misread. */
+		unsigned int flags = t->sane || chance(s, 90) ? IORING_SETUP_SQE128 : 0;
+
+		ret = io_uring_queue_init(16, &t->ring, flags);
+		if (ret < 0) {
+			errno = -ret;
+			check(t, "io_uring_setup", -1);
+			return;
+		}
+		t->ring_up = true;
+	}
+	n = 1 + below(s, 8);
+	for (i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+
+		if (!sqe)
+			break;
+		fuzz_batch(t, &rb);
+		io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
+		sqe->cmd_op = t->sane || chance(s, 90) ? CIDER_IOC_RAW : (__u32)rnd(s);
+		if (t->ring.flags & IORING_SETUP_SQE128) {
+			/* The command area runs into the SQE's second half. */
+			unsigned char *cmd = (unsigned char *)sqe +
+					     offsetof(struct io_uring_sqe, cmd);
+
+			memset(cmd, 0, 80);
+			memcpy(cmd, &rb, sizeof(rb));
+		}
+		/* Through io-wq too, and chains that a failure cuts. */
+		if (chance(s, 20))
+			sqe->flags |= IOSQE_ASYNC;
+		if (chance(s, 10))
+			sqe->flags |= IOSQE_IO_LINK;
+		if (!t->sane && chance(s, 3))
+			sqe->rw_flags = rnd(s);
+	}
+	ret = io_uring_submit(&t->ring);
+	if (ret < 0) {
+		errno = -ret;
+		check(t, "io_uring_submit", -1);
+	}
+	/* Sometimes leave with commands in flight: the ring goes, they must end. */
+	if (chance(s, 15)) {
+		io_uring_queue_exit(&t->ring);
+		t->ring_up = false;
+		return;
+	}
+	while (got < i && io_uring_wait_cqe_timeout(&t->ring, &cqe, &ts) == 0) {
+		if (cqe->res < 0) {
+			errno = -cqe->res;
+			check(t, "URING_CMD", -1);
+		} else {
+			check(t, "URING_CMD", cqe->res);
+		}
+		io_uring_cqe_seen(&t->ring, cqe);
+		got++;
+	}
+}
+
+static void do_reopen(struct thread *t)
+{
+	int nfd = open(CIDER_DEV_PATH, O_RDWR);
+	int old;
+
+	if (nfd < 0) {
+		check(t, "open", -1);
+		return;
+	}
+	/* Other threads may be inside a call on the old descriptor. */
+	old = atomic_exchange(&t->w->fd, nfd);
+	if (chance(&t->rng, 50))
+		close(old);
+	else
+		dup2(nfd, old);	/* replaced under them instead */
+}
+
+/* A child with commands in flight dies: by exit or by SIGKILL. */
+static void do_fork_and_die(struct thread *t)
+{
+	uint64_t child_seed = rnd(&t->rng);
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		struct thread c = { .w = t->w, .rng = child_seed, .index = 100 + t->index };
+
+		if (chance(&c.rng, 50))
+			do_uring(&c);
+		else
+			do_raw(&c);
+		_exit(0);
+	}
+	if (chance(&t->rng, 50))
+		kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void one_call(struct thread *t)
+{
+	unsigned int k = below(&t->rng, 100);
+	bool fail = cfg.fault_injection && chance(&t->rng, cfg.fail_pct);
+
+	t->sane = chance(&t->rng, 50);
+	t->failing = fail;
+
+	if (fail)
+		fi_make_it_fail(1);
+	if (k < 8)
+		do_get_info(t);
+	else if (k < 20)
+		do_attach(t);
+	else if (k < 27)
+		do_detach(t);
+	else if (k < 32)
+		do_mn_info(t);
+	else if (k < 60)
+		do_raw(t);
+	else if (k < 85)
+		do_uring(t);
+	else if (k < 92)
+		do_bad_ioctl(t);
+	else if (k < 96)
+		do_reopen(t);
+	else
+		do_fork_and_die(t);
+	if (fail)
+		fi_make_it_fail(0);
+}
+
+static double now(void);
+static double t_start;
+
+static void *thread_main(void *arg)
+{
+	struct thread *t = arg;
+	long i;
+
+	for (i = 0; !cfg.calls || i < cfg.calls; i++) {
+		if (cfg.seconds && now() - t_start > cfg.seconds)
+			break;
+		one_call(t);
+	}
+	if (t->ring_up)
+		io_uring_queue_exit(&t->ring);
+	return NULL;
+}
+
+static int worker_main(unsigned int index, uint64_t seed)
+{
+	struct worker w = { .index = index };
+	struct thread th[16];
+	pthread_t tid[16];
+	unsigned int i, n = cfg.threads > 16 ? 16 : cfg.threads;
+
+	w.arena = mmap(NULL, ARENA_RW + 2 * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w.arena == MAP_FAILED)
+		return 2;
+	memset(w.arena, 0x5a, ARENA_RW + PAGE);
+	if (mprotect(w.arena + ARENA_RW, PAGE, PROT_READ) ||
+	    munmap(w.arena + ARENA_RW + PAGE, PAGE))
+		return 2;
+	atomic_store(&w.fd, open(CIDER_DEV_PATH, O_RDWR));
+	if (atomic_load(&w.fd) < 0)
+		return 2;
+	for (i = 0; i < n; i++) {
+		th[i] = (struct thread){ .w = &w, .index = i };
+		th[i].rng = seed ^ (0x1000193ULL * (i + 1));
+		rnd(&th[i].rng);
+		if (pthread_create(&tid[i], NULL, thread_main, &th[i]))
+			return 2;
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+	/* What this worker attached, it detaches (the module must not care). */
+	for (i = 0; i < MAX_IDS; i++)
+		cider_detach(atomic_load(&w.fd), atomic_load(&w.ids[i]));
+	return atomic_load(&w.bad) ? 1 : 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: fuzz [--seed S] [--calls N] [--procs N] [--threads N] [--rounds N]\n"
+"            [--seconds S] [--fail-pct P] [--kill-pct P] [--no-memd] [-v]\n"
+"\n"
+"Fuzz /dev/cider (cider.ko loaded) with structure-aware ioctls and io_uring\n"
+"commands.  Each round forks --procs workers of --threads threads, each\n"
+"making --calls calls (default 200; 0: forever); --rounds rounds (default 3,\n"
+"0: forever) or until --seconds (checked between calls).  The seed\n"
+"(default: from the clock) is printed: --seed S replays every thread's calls.\n"
+"$CIDER_FUZZ_SEED, $CIDER_FUZZ_CALLS and $CIDER_FUZZ_SECONDS set the defaults.\n"
+"With $CIDER_MN_ADDR a cider-memd is started there, so that attach and raw\n"
+"batches reach a live node.  Where the kernel can inject faults, worker\n"
+"threads fail allocations at random around --fail-pct %% of their calls\n"
+"(default 20; 0: never), and the supervisor SIGKILLs a worker mid-run in\n"
+"--kill-pct %% of rounds (default 30).  -v logs every call.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "seed", 1, NULL, 's' }, { "calls", 1, NULL, 'c' },
+		{ "procs", 1, NULL, 'p' }, { "threads", 1, NULL, 't' },
+		{ "rounds", 1, NULL, 'r' }, { "seconds", 1, NULL, 'S' },
+		{ "fail-pct", 1, NULL, 'f' }, { "kill-pct", 1, NULL, 'k' },
+		{ "no-memd", 0, NULL, 'n' }, { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 }
+	};
+	long rounds = 3, r, failed = 0, total_calls = 0;
+	bool memd_wanted = true, seed_set = false;
+	struct memd memd = { 0 };
+	struct cider_info info;
+	double t0 = t_start = now();
+	uint64_t rs;
+	int o, fd;
+
+	if (getenv("CIDER_FUZZ_SEED")) {
+		cfg.seed = strtoull(getenv("CIDER_FUZZ_SEED"), NULL, 0);
+		seed_set = true;
+	}
+	if (getenv("CIDER_FUZZ_CALLS"))
+		cfg.calls = strtol(getenv("CIDER_FUZZ_CALLS"), NULL, 0);
+	if (getenv("CIDER_FUZZ_SECONDS"))
+		cfg.seconds = atof(getenv("CIDER_FUZZ_SECONDS"));
+	while ((o = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+		switch (o) {
+		case 's': cfg.seed = strtoull(optarg, NULL, 0); seed_set = true; break;
+		case 'c': cfg.calls = strtol(optarg, NULL, 0); break;
+		case 'p': cfg.procs = atoi(optarg); break;
+		case 't': cfg.threads = atoi(optarg); break;
+		case 'r': rounds = strtol(optarg, NULL, 0); break;
+		case 'S': cfg.seconds = atof(optarg); break;
+		case 'f': cfg.fail_pct = atoi(optarg); break;
+		case 'k': cfg.kill_pct = atoi(optarg); break;
+		case 'n': memd_wanted = false; break;
+		case 'v': cfg.verbose++; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!seed_set)
+		cfg.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	if (!cfg.procs || cfg.procs > 64 || !cfg.threads)
+		return usage(stderr), 2;
+	printf("TAP version 13\n1..1\n");
+	printf("# seed %llu (reproduce: fuzz --seed %llu --calls %ld --procs %u --threads %u --rounds %ld)\n",
+	       (unsigned long long)cfg.seed, (unsigned long long)cfg.seed, cfg.calls,
+	       cfg.procs, cfg.threads, rounds);
+	fflush(stdout);
+
+	tally = mmap(NULL, sizeof(*tally) * NKINDS, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (tally == MAP_FAILED)
+		tally = NULL;
+	fd = cider_open();
+	if (fd < 0) {
+		printf("not ok 1 fuzz: cannot open %s: %s\n", CIDER_DEV_PATH, strerror(-fd));
+		return 1;
+	}
+	cfg.fault_injection = cfg.fail_pct && fi_available() && fi_setup(10) == 0;
+	printf("# fault injection %s\n", cfg.fault_injection ? "on (failslab, fail_page_alloc)" : "off");
+	if (memd_wanted && getenv("CIDER_MN_ADDR")) {
+		if (memd_start(&memd, "16M", 9400 + getpid() % 500)) {
+			printf("not ok 1 fuzz: cider-memd did not start (log %s)\n", memd.log);
+			return 1;
+		}
+		snprintf(cfg.mn_addr, sizeof(cfg.mn_addr), "%s", memd.addr);
+	}
+	rs = cfg.seed;
+	for (r = 0; !rounds || r < rounds; r++) {
+		pid_t pids[64];
+		unsigned int i, alive = 0;
+		bool killer = chance(&rs, cfg.kill_pct);
+		double kill_at = now() + below(&rs, 3000) / 1000.0;
+
+		if (cfg.seconds && now() - t0 > cfg.seconds)
+			break;
+		for (i = 0; i < cfg.procs; i++) {
+			uint64_t ws = rnd(&rs);
+
+			pids[i] = fork();
+			if (pids[i] == 0) {
+				if (memd.pid)
+					memd.pid = 0;
+				_exit(worker_main(i, ws));
+			}
+			alive += pids[i] > 0;
+		}
+		while (alive) {
+			int status;
+			pid_t p = waitpid(-1, &status, killer ? WNOHANG : 0);
+
+			if (p == 0) {
+				if (now() >= kill_at) {
+					kill(pids[below(&rs, cfg.procs)], SIGKILL);
+					killer = false;
+				}
+				usleep(10000);
+				continue;
+			}
+			if (p < 0)
+				break;
+			alive--;
+			if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+				continue;
+			if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+				printf("# round %ld: a worker %s %d\n", r,
+				       WIFEXITED(status) ? "exited with" : "died of signal",
+				       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+				failed++;
+			}
+		}
+		total_calls += cfg.calls * cfg.procs * cfg.threads;
+		if (cfg.verbose || !rounds)
+			printf("# round %ld done, %.0f s\n", r, now() - t0);
+		fflush(stdout);
+	}
+	if (cfg.fault_injection)
+		fi_setup(0);
+	if (memd.pid)
+		memd_stop(&memd, SIGTERM);
+	/* The module must still answer, and with nothing left attached. */
+	if (cider_get_info(fd, &info)) {
+		printf("# GET_INFO fails after the run\n");
+		failed++;
+	}
+	close(fd);
+	for (unsigned int i = 0; tally && i < NKINDS; i++)
+		printf("# %-16s %8ld ok %8ld failed\n", kinds[i],
+		       atomic_load(&tally[i][0]), atomic_load(&tally[i][1]));
+	printf("%sok 1 fuzz: %ld rounds, about %ld calls, %ld failures, seed %llu, %.0f s\n",
+	       failed ? "not " : "", r, total_calls, failed,
+	       (unsigned long long)cfg.seed, now() - t0);
+	return failed ? 1 : 0;
+}
