@@ -35,7 +35,7 @@ TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/c
 	 tools/cider-sim/cider-sim build/cider-sim-san
 
 .PHONY: sim-report soak bench host-tests all deps module module-debug debug-selftests sparse checkpatch \
-	userspace check demo shell clean help
+	userspace check check-debug demo shell clean help
 
 all: module userspace
 
@@ -117,6 +117,11 @@ kmod/core/tests/test_%: kmod/core/tests/test_%.c $(CORE_SRC) $(PROTO_SRC) $(CORE
 
 check:
 	@tools/check
+
+# make check plus the whole suite, the error-path test and the fuzzer under
+# the debug kernel (KASAN, lockdep, kmemleak; first build ~1 h on 2 cores).
+check-debug:
+	@CIDER_CHECK_DEBUG=1 tools/check
 
 demo: deps module userspace
 	tools/vm/cider-vm run --timeout 300 -- tools/vm/demo
