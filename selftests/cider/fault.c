@@ -27,6 +27,7 @@
 #include "cider-uring.h"
 #include "../../kmod/core/layout.h"
 #include "memd.h"
+#include "rawops.h"
 
 #define FAULT_DIR "/sys/kernel/debug/cider/fault/"
 #define PARAM_DIR "/sys/module/cider/parameters/"
@@ -83,20 +84,6 @@ static int kmsg_count(const char *what)
 	}
 	close(fd);
 	return n;
-}
-
-static struct cider_raw_op op_rw(int opcode, __u64 remote, void *buf, __u32 len)
-{
-	struct cider_raw_op op = { .opcode = opcode, .len = len, .remote = remote,
-				   .local = (__u64)(uintptr_t)buf };
-	return op;
-}
-
-static struct cider_raw_op op_faa(__u64 remote, __u64 add)
-{
-	struct cider_raw_op op = { .opcode = CIDER_RAW_FAA, .len = 8, .remote = remote,
-				   .swap_add = add };
-	return op;
 }
 
 static unsigned int test_port(void)
