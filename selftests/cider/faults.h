@@ -91,13 +91,30 @@ static inline int fi_setup(unsigned int probability)
 	return bad ? -1 : 0;
 }
 
+/*
+ * The calling thread's fail-nth file, opened once: opening it after the
+ * call under test would itself allocate, and so consume (and fail on) a
+ * countdown the call did not reach.  Reads and writes allocate nothing.
+ */
+static inline int fi_nth_fd(void)
+{
+	static __thread int fd = -1;
+
+	if (fd < 0)
+		fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	return fd;
+}
+
 /* Fail the calling thread's @n-th allocation from now on (0: stop). */
 static inline int fi_fail_nth(unsigned int n)
 {
 	char val[16];
+	int fd = fi_nth_fd();
 
 	snprintf(val, sizeof(val), "%u", n);
-	return fi_write("/proc/thread-self/fail-nth", val);
+	if (fd < 0)
+		return -1;
+	return pwrite(fd, val, strlen(val), 0) == (ssize_t)strlen(val) ? 0 : -1;
 }
 
 /*
@@ -106,11 +123,16 @@ static inline int fi_fail_nth(unsigned int n)
  */
 static inline int fi_fail_nth_hit(void)
 {
-	long left = fi_read("/proc/thread-self/fail-nth");
+	char buf[32] = "";
+	int fd = fi_nth_fd();
+	ssize_t n;
 
-	if (left < 0)
+	if (fd < 0)
 		return -1;
-	if (left == 0)
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	if (strtol(buf, NULL, 10) == 0)
 		return 1;
 	fi_fail_nth(0);
 	return 0;
