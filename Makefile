@@ -18,7 +18,7 @@ CPPFLAGS := -Iuapi -Ilib
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/linux/cider.h
-LIB_SRC := lib/cider.c
+LIB_SRC := lib/cider.c lib/cider-kv.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
 SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop
 # Run only under the debug kernel (they need its fault injection).
@@ -83,8 +83,9 @@ host-tests:
 
 lib/libcider.a: $(LIB_SRC) $(LIB_HDR) lib/cider-uring.c lib/cider-uring.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider.o lib/cider.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-kv.o lib/cider-kv.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-uring.o lib/cider-uring.c
-	ar rcs $@ lib/cider.o lib/cider-uring.o
+	ar rcs $@ lib/cider.o lib/cider-kv.o lib/cider-uring.o
 
 tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a
