@@ -246,7 +246,7 @@ static void *hammer_run(void *arg)
 	int ret;
 
 	for (i = 0; i < h->ops; i++) {
-		uint64_t key = i % 4;
+		uint64_t key = (i / 2) % 4;	/* a write, then a read, per key */
 
 		if (i % 2) {
 			ret = get8(h->fd, h->store, key, &v);
