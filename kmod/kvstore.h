@@ -34,8 +34,7 @@ struct cider_kv_req {
 	u64 val;			/* PUT/INSERT/UPDATE: the value */
 	u64 got;			/* GET: the value read */
 	int result;			/* -errno, or 0 */
-	bool wrote;			/* a write reached the NIC: on failure
-					 * the outcome is unknown */
+	bool wrote;			/* a write was posted: failure = unknown */
 	void (*complete)(struct cider_kv_req *r);	/* any context */
 	struct completion done;		/* for synchronous callers */
 	struct list_head node;		/* the shard's finished list */

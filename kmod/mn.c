@@ -474,6 +474,13 @@ long cider_ioctl_detach(void __user *uarg)
 	return 0;
 }
 
+static_assert(CIDER_STORE_ARRAY == CIDER_SB_INDEX_ARRAY);
+static_assert(CIDER_STORE_HASH == CIDER_SB_INDEX_HASH);
+static_assert(CIDER_STORE_OSYNC == CIDER_SB_MODE_OSYNC);
+static_assert(CIDER_STORE_CASLOCK == CIDER_SB_MODE_CASLOCK);
+static_assert(CIDER_STORE_MCS == CIDER_SB_MODE_MCS);
+static_assert(CIDER_STORE_CIDER == CIDER_SB_MODE_CIDER);
+
 static void cider_mn_describe(const struct cider_mn *mn, struct cider_mn_info *mi)
 {
 	mi->mn_id = mn->id;
@@ -496,6 +503,12 @@ static void cider_mn_describe(const struct cider_mn *mn, struct cider_mn_info *m
 	mi->layout_version = CIDER_LAYOUT_VERSION;
 	mi->region_size = mn->size;
 	strscpy(mi->ibdev, mn->ibdev_name, sizeof(mi->ibdev));
+	/* The superblock numbers index and mode as the ABI does. */
+	mi->store_index = mn->sb.index;
+	mi->store_mode = mn->sb.mode;
+	mi->store_keys = mn->sb.nr_keys;
+	mi->max_key_len = mn->sb.max_key_len;
+	mi->max_value_len = mn->sb.max_value_len;
 }
 
 long cider_ioctl_mn_info(void __user *uarg)

@@ -14,7 +14,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <grp.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -315,6 +318,110 @@ TEST_F(kv, losing_the_node_ends_every_operation)
 			TH_LOG("thread %u ended with %d", i, h[i].bad);
 	}
 	EXPECT_EQ(-ENOTCONN, get8(self->fd, self->at.mn_id, 0, &v));
+}
+
+/*
+ * What the shipped udev rule does (group cider, mode 0660), by hand: the
+ * guest has no udev.  A member of the group who is not root can store
+ * and fetch, and is refused attach and raw operations.
+ */
+TEST_F(kv, an_unprivileged_member_of_the_device_group_uses_the_store)
+{
+	const gid_t group = 4242;
+	int status;
+	pid_t pid;
+
+	NEED_MN();
+	ASSERT_EQ(0, chown("/dev/cider", 0, group));
+	ASSERT_EQ(0, chmod("/dev/cider", 0660));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct cider_raw_op op = { .opcode = CIDER_RAW_FAA, .len = 8, .remote = 64 };
+		struct cider_attach at;
+		uint64_t v = 0;
+		int fd;
+
+		if (setgroups(1, &group) || setgid(65534) || setuid(65534))
+			_exit(10);
+		fd = cider_open();
+		if (fd < 0)
+			_exit(11);
+		if (put8(fd, self->at.mn_id, 9, 99) || get8(fd, self->at.mn_id, 9, &v) || v != 99)
+			_exit(12);
+		if (cider_attach(fd, self->memd.addr, 4, 0, &at) != -EPERM)
+			_exit(13);
+		if (cider_raw(fd, self->at.mn_id, &op, 1) != -EPERM)
+			_exit(14);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	chmod("/dev/cider", 0600);
+	chown("/dev/cider", 0, 0);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+}
+
+/* io_uring load from a process of its own, until it is killed. */
+static void uring_load(int fd, unsigned int store)
+{
+	uint64_t keys[8], vals[8];
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	unsigned int i, n = 0;
+
+	if (cider_uring_init(&ring, 16))
+		_exit(20);
+	for (;;) {
+		for (i = 0; i < 8; i++) {
+			keys[i] = i % 2;
+			vals[i] = ++n;
+			cider_uring_prep_put(io_uring_get_sqe(&ring), fd, store, &keys[i], 8,
+					     &vals[i], 8);
+		}
+		io_uring_submit(&ring);
+		for (i = 0; i < 8 && !io_uring_wait_cqe(&ring, &cqe); i++)
+			io_uring_cqe_seen(&ring, cqe);
+	}
+}
+
+TEST_F(kv, a_process_killed_mid_load_leaves_nothing_held)
+{
+	struct hammer h[3];
+	pthread_t t[3];
+	unsigned int i;
+	pid_t pid[2];
+	uint64_t v;
+	int status;
+
+	NEED_MN();
+	for (i = 0; i < 2; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (pid[i] == 0 && i == 0)
+			uring_load(self->fd, self->at.mn_id);
+		if (pid[i] == 0) {
+			for (i = 0; i < 3; i++) {
+				h[i] = (struct hammer){ .fd = self->fd, .store = self->at.mn_id,
+							.id = i + 1, .ops = 1000000 };
+				pthread_create(&t[i], NULL, hammer_run, &h[i]);
+			}
+			pthread_join(t[0], NULL);
+			_exit(0);
+		}
+	}
+	usleep(500000);
+	for (i = 0; i < 2; i++) {
+		kill(pid[i], SIGKILL);
+		ASSERT_EQ(pid[i], waitpid(pid[i], &status, 0));
+		ASSERT_TRUE(WIFSIGNALED(status));
+	}
+	/* The hot keys' locks are free again: writes and reads go through. */
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, put8(self->fd, self->at.mn_id, i, 5000 + i));
+		ASSERT_EQ(0, get8(self->fd, self->at.mn_id, i, &v));
+		ASSERT_EQ(5000 + i, v);
+	}
 }
 
 TEST(hash_store_refuses_kv_until_served)
