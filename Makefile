@@ -34,7 +34,7 @@ HOST_TESTS := lib/test_libcider $(CORE_TESTS)
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san
 
-.PHONY: sim-report soak bench host-tests all deps module module-debug debug-selftests sparse checkpatch \
+.PHONY: sim-equiv sim-report soak bench host-tests all deps module module-debug debug-selftests sparse checkpatch \
 	userspace check check-debug demo shell clean help
 
 all: module userspace
@@ -129,6 +129,12 @@ demo: deps module userspace
 # The simulator sweeps behind Documentation/evaluation.rst (CSV + PNG).
 sim-report: tools/cider-sim/cider-sim
 	tools/sim-report build/sim-report
+
+# Behaviour unchanged: the simulator's reports and histories on a fixed
+# set of configurations, against those of a base commit (tools/sim-equiv).
+SIM_EQUIV_BASE ?=
+sim-equiv:
+	tools/sim-equiv $(SIM_EQUIV_BASE)
 
 # Random simulator configurations (tools/soak --help): five minutes on
 # every CPU by default; e.g. make soak SOAK_ARGS="--runs 200 --seed 7".
