@@ -590,15 +590,6 @@ void sim_free_events(struct sim *s)
 	s->nheap = 0;
 }
 
-static const char *const qstate_names[] = {
-	"free", "waiting", "granted", "executor", "combined", "abandoned",
-};
-
-static const char *qstate_name(u8 st)
-{
-	return st < sizeof(qstate_names) / sizeof(qstate_names[0]) ? qstate_names[st] : "?";
-}
-
 static const char *const op_names[] = { "search", "insert", "update", "delete" };
 
 static const struct sim *age_sim;	/* qsort has no context argument */
@@ -611,20 +602,20 @@ static int cmp_age(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One stuck client: everything needed to find where its protothreads wait. */
+/* One stuck client: everything needed to find where its machines wait. */
 static void stall_client(struct sim *s, struct cider_client *c)
 {
 	const struct op_rec *o = &s->ops[s->cur_op[c->id]];
 
-	fprintf(stderr, "  client %u (CN %u): op %u %s key %llu, running %.1f us; pt_op %d pt_l1 %d pt_l2 %d; %s, timer token %u%s; attempt %u retries %u read_retries %u",
+	fprintf(stderr, "  client %u (CN %u): op %u %s key %llu, running %.1f us; state %s %s %s; %s, timer token %u%s; read_retries %u",
 		c->id, c->cn->id, s->cur_op[c->id], op_names[c->op & 3],
 		(unsigned long long)c->key, (double)(s->now - o->inv) / US,
-		c->pt_op, c->pt_l1, c->pt_l2, c->parked ? "parked" : "not parked",
-		c->token, c->timer_fired ? " (fired)" : "", c->attempt, c->retries,
-		c->read_retries);
+		cider_client_state_name(c), cider_client_sub_state_name(c),
+		cider_client_leaf_state_name(c), c->parked ? "parked" : "not parked",
+		c->token, c->timer_fired ? " (fired)" : "", c->read_retries);
 	if (c->qn)
 		fprintf(stderr, "; qnode %llx %s on lock %#llx (next %llx, coord %llx, exec %llx)",
-			(unsigned long long)c->qn->id, qstate_name(c->qn->state),
+			(unsigned long long)c->qn->id, cider_qstate_name(c->qn->state),
 			(unsigned long long)c->qn->laddr, (unsigned long long)c->qn->next,
 			(unsigned long long)c->qn->coord, (unsigned long long)c->qn->exec);
 	if (c->lw)
@@ -632,9 +623,19 @@ static void stall_client(struct sim *s, struct cider_client *c)
 	fputc('\n', stderr);
 }
 
+/* Two stuck clients wait in the same place (for the summary by state). */
+static bool stall_same(const struct cider_client *c, const struct cider_client *d)
+{
+	return d->op == c->op && !strcmp(cider_client_state_name(d), cider_client_state_name(c)) &&
+	       !strcmp(cider_client_sub_state_name(d), cider_client_sub_state_name(c)) &&
+	       !strcmp(cider_client_leaf_state_name(d), cider_client_leaf_state_name(c)) &&
+	       d->parked == c->parked && !d->qn == !c->qn &&
+	       (!c->qn || d->qn->state == c->qn->state);
+}
+
 /*
- * A stall: print which operations are stuck and where (the protothreads'
- * resume points are source lines in kmod/core), mark them pending (they
+ * A stall: print which operations are stuck and where (the states of
+ * their machines, by name), mark them pending (they
  * may or may not have taken effect) so that the checks still judge the
  * rest of the history, and record the violation.
  */
@@ -663,7 +664,7 @@ static void stall(struct sim *s, const char *why)
 		(unsigned long long)kinds[EV_DONE], (unsigned long long)kinds[EV_MSG],
 		(unsigned long long)kinds[EV_TIMER], (unsigned long long)kinds[EV_WAKE],
 		(unsigned long long)kinds[EV_START]);
-	fprintf(stderr, "cider-sim: the %u longest-running stuck operations (pt_* are kmod/core source lines):\n",
+	fprintf(stderr, "cider-sim: the %u longest-running stuck operations:\n",
 		n < 10 ? n : 10);
 	for (i = 0; i < n && i < 10; i++)
 		stall_client(s, &s->clients[stuck[i]]);
@@ -671,28 +672,21 @@ static void stall(struct sim *s, const char *why)
 	if (n > 10) {
 		fprintf(stderr, "cider-sim: all stuck operations by state:\n");
 		for (i = 0; i < n; i++) {
-			struct cider_client *c = &s->clients[stuck[i]], *d;
+			struct cider_client *c = &s->clients[stuck[i]];
 
-			for (j = 0; j < i; j++) {
-				d = &s->clients[stuck[j]];
-				if (d->op == c->op && d->pt_op == c->pt_op && d->pt_l1 == c->pt_l1 &&
-				    d->pt_l2 == c->pt_l2 && d->parked == c->parked &&
-				    !d->qn == !c->qn && (!c->qn || d->qn->state == c->qn->state))
+			for (j = 0; j < i; j++)
+				if (stall_same(c, &s->clients[stuck[j]]))
 					break;
-			}
 			if (j < i)
 				continue;
 			same = 0;
-			for (j = i; j < n; j++) {
-				d = &s->clients[stuck[j]];
-				same += d->op == c->op && d->pt_op == c->pt_op && d->pt_l1 == c->pt_l1 &&
-					d->pt_l2 == c->pt_l2 && d->parked == c->parked &&
-					!d->qn == !c->qn && (!c->qn || d->qn->state == c->qn->state);
-			}
-			fprintf(stderr, "  %u x %s at pt_op %d pt_l1 %d pt_l2 %d, %s%s%s\n", same,
-				op_names[c->op & 3], c->pt_op, c->pt_l1, c->pt_l2,
+			for (j = i; j < n; j++)
+				same += stall_same(c, &s->clients[stuck[j]]);
+			fprintf(stderr, "  %u x %s in state %s %s %s, %s%s%s\n", same,
+				op_names[c->op & 3], cider_client_state_name(c),
+				cider_client_sub_state_name(c), cider_client_leaf_state_name(c),
 				c->parked ? "parked" : "not parked", c->qn ? ", qnode " : "",
-				c->qn ? qstate_name(c->qn->state) : "");
+				c->qn ? cider_qstate_name(c->qn->state) : "");
 		}
 	}
 	for (i = 0; i < n; i++)

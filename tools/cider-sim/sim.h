@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "proto.h"
+#include "client.h"
 #include "race.h"
 #include "workload.h"
 
