@@ -51,7 +51,7 @@ static struct cider_qnode *cider_qnode_alloc(struct cider_client *c)
 	return NULL;
 }
 
-struct cider_qnode *cider_qnode_get(struct cider_cn *cn, u64 id)
+static struct cider_qnode *cider_qnode_get(struct cider_cn *cn, u64 id)
 {
 	struct cider_qnode *q = &cn->q[cider_qid_slot(id)];
 
