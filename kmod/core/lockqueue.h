@@ -45,6 +45,22 @@ struct cider_qnode {
 
 #define CIDER_QNODES_PER_CN 256
 
+/*
+ * qnode ids fill a lock entry's tail (CIDER_OFF_BITS, 52): 12 bits CN,
+ * 8 bits slot, 32 bits sequence; never 0.
+ */
+#define CIDER_QID_SEQ_BITS	32
+
+static inline u32 cider_qid_cn(u64 id)
+{
+	return (u32)(id >> (CIDER_QID_SEQ_BITS + 8)) & 0xfff;
+}
+
+static inline u32 cider_qid_slot(u64 id)
+{
+	return (u32)(id >> CIDER_QID_SEQ_BITS) & 0xff;
+}
+
 /* What a lock wait waits for (on c->qn, set by the CN's agent). */
 enum cider_wait_cond {
 	CIDER_WAIT_LOCK,	/* the qnode has a role: granted, executor, combined */

@@ -128,20 +128,4 @@ static inline u64 cider_lock_addr(const struct cider_cfg *cfg, u64 key)
 	return cfg->lock_off + key * 16;
 }
 
-/*
- * qnode ids fill a lock entry's tail (CIDER_OFF_BITS, 52): 12 bits CN,
- * 8 bits slot, 32 bits sequence; never 0.
- */
-#define CIDER_QID_SEQ_BITS	32
-
-static inline u32 cider_qid_cn(u64 id)
-{
-	return (u32)(id >> (CIDER_QID_SEQ_BITS + 8)) & 0xfff;
-}
-
-static inline u32 cider_qid_slot(u64 id)
-{
-	return (u32)(id >> CIDER_QID_SEQ_BITS) & 0xff;
-}
-
 #endif
