@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The CIDER protocol core: compute-node clients running KV operations on
- * the pointer-array index under one of four synchronization modes.
+ * The CIDER protocol core's interface with its fabric: the configuration,
+ * verbs, messages between CN lock agents, the fabric's operations and the
+ * core's entry points.  Compute-node clients run KV operations on the
+ * pointer array or the hash index under one of four synchronization
+ * modes (client.h: the client and CN; sm.h: how their state machines run).
  *
  * The core never blocks: an operation asks the fabric to post a batch of
  * verbs, to send a message to another CN's lock agent, or to wake it
  * after a delay, and returns.  The fabric calls cider_client_resume() when
- * the batch completes or the delay passes; a message arrives through
- * cider_cn_on_msg().  The kernel fabric maps this onto channels; the
- * simulator's fabric is a model.
+ * the batch completes, cider_client_timer() when the delay passes; a
+ * message arrives through cider_cn_on_msg().  The kernel fabric maps this
+ * onto channels; the simulator's fabric is a model.
  */
 #ifndef _CIDER_CORE_PROTO_H
 #define _CIDER_CORE_PROTO_H
