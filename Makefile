@@ -66,8 +66,10 @@ sparse: deps
 	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules > build/sparse.log 2>&1 || { cat build/sparse.log; exit 1; }
 	@! grep -E '(warning|error):' build/sparse.log
 
+# Kernel style, and no function longer than 80 lines (tools/func-length).
 checkpatch: $(LT)/.done
 	$(LT)/scripts/checkpatch.pl --no-tree --quiet --strict --show-types -f $(KERNEL_SRC)
+	tools/func-length 80 $(filter %.c,$(KERNEL_SRC))
 
 userspace: $(TOOLS) $(SELFTESTS) $(DEBUG_SELFTESTS) $(HOST_TESTS)
 
