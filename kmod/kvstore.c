@@ -13,7 +13,8 @@
 #include <linux/slab.h>
 #include <linux/wait.h>
 
-#include "core/proto.h"
+#include "core/client.h"
+#include "core/localwc.h"
 #include "core/store.h"
 #include "kvstore.h"
 #include "mn.h"

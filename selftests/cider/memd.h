@@ -87,7 +87,8 @@ static inline int memd_start_store(struct memd *m, const char *size, unsigned in
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
-	return memd_wait_log(m, "listening on", 10);
+	/* Generous: a loaded 2-core machine under emulation starts it slowly. */
+	return memd_wait_log(m, "listening on", 30);
 }
 
 /* Start cider-memd with a region of @size; 0 once it listens. */
