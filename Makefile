@@ -18,9 +18,9 @@ CPPFLAGS := -Iuapi -Ilib
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/linux/cider.h
-LIB_SRC := lib/cider.c
+LIB_SRC := lib/cider.c lib/cider-kv.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
-SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop
+SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop selftests/cider/kv
 # Run only under the debug kernel (they need its fault injection).
 DEBUG_SELFTESTS := selftests/cider/faults selftests/cider/fuzz
 CORE_SRC := kmod/core/credit.c kmod/core/backoff.c kmod/core/store.c
@@ -78,8 +78,9 @@ host-tests:
 
 lib/libcider.a: $(LIB_SRC) $(LIB_HDR) lib/cider-uring.c lib/cider-uring.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider.o lib/cider.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-kv.o lib/cider-kv.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-uring.o lib/cider-uring.c
-	ar rcs $@ lib/cider.o lib/cider-uring.o
+	ar rcs $@ lib/cider.o lib/cider-kv.o lib/cider-uring.o
 
 tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a
@@ -88,8 +89,9 @@ MEMD_SRC := tools/cider-memd/cider-memd.c kmod/core/store.c kmod/core/block.c
 tools/cider-memd/cider-memd: $(MEMD_SRC) $(CORE_HDR)
 	$(CC) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs
 
-tools/cider-bench/cider-bench: tools/cider-bench/cider-bench.c lib/libcider.a $(CORE_HDR)
-	$(CC) $(CPPFLAGS) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a -luring -lpthread
+BENCH_SRC := tools/cider-bench/cider-bench.c tools/cider-bench/kv.c
+tools/cider-bench/cider-bench: $(BENCH_SRC) tools/cider-bench/bench.h lib/libcider.a $(CORE_HDR)
+	$(CC) $(CPPFLAGS) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(BENCH_SRC) lib/libcider.a -luring -lpthread
 
 # The simulator: optimized for reports, and under the sanitizers for checks.
 tools/cider-sim/cider-sim: $(SIM_SRC) $(SIM_HDR)

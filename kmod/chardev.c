@@ -9,6 +9,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/fs.h>
+#include <linux/io_uring.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -65,16 +66,25 @@ static long cider_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return cider_ioctl_mn_info(uarg);
 	case CIDER_IOC_RAW:
 		return cider_ioctl_raw(uarg);
+	case CIDER_IOC_KV:
+		return cider_ioctl_kv(uarg);
 	default:
 		return -ENOTTY;
 	}
+}
+
+static int cider_uring_dispatch(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	if (cmd->cmd_op == CIDER_IOC_KV)
+		return cider_kv_uring_cmd(cmd, issue_flags);
+	return cider_uring_cmd(cmd, issue_flags);
 }
 
 static const struct file_operations cider_fops = {
 	.owner		= THIS_MODULE,
 	.unlocked_ioctl	= cider_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.uring_cmd	= cider_uring_cmd,
+	.uring_cmd	= cider_uring_dispatch,
 	.llseek		= noop_llseek,
 };
 

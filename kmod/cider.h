@@ -24,6 +24,10 @@ struct io_uring_cmd;
 long cider_ioctl_raw(void __user *uarg);
 int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 
+/* kv.c: key-value operations, by ioctl and io_uring. */
+long cider_ioctl_kv(void __user *uarg);
+int cider_kv_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+
 /* chardev.c: /dev/cider and its ioctls. */
 int cider_chardev_init(void);
 void cider_chardev_exit(void);

@@ -16,6 +16,8 @@
 #include <linux/xarray.h>
 
 #include "cider.h"
+#include "core/store.h"
+#include "kvstore.h"
 #include "mn.h"
 
 /*
@@ -47,6 +49,7 @@ static void cider_mn_release(struct kref *ref)
 {
 	struct cider_mn *mn = container_of(ref, struct cider_mn, ref);
 
+	cider_kvs_free(mn);
 	kfree_rcu(mn, rcu);
 }
 
@@ -115,6 +118,8 @@ static void cider_mn_kill_work(struct work_struct *work)
 		for (i = 0; i < mn->nr_chans; i++)
 			cider_channel_kill(&mn->chans[i], mn->dead_reason);
 	up_read(&mn->res_sem);
+	/* Operations parked on a lock or a timer end too. */
+	cider_kvs_kill(mn, mn->dead_reason);
 }
 
 static void cider_mn_keepalive_done(struct cider_batch *b)
@@ -182,6 +187,7 @@ static void cider_mn_teardown(struct cider_mn *mn, int reason)
 	}
 	up_write(&mn->res_sem);
 	cancel_work_sync(&mn->kill_work);
+	cider_kvs_kill(mn, mn->dead_reason);
 }
 
 static struct cider_mn *cider_mn_alloc(const struct cider_attach *at)
@@ -315,21 +321,22 @@ out:
 /* The superblock must say what the connection's hello said. */
 static int cider_mn_probe_sb(struct cider_mn *mn)
 {
-	struct cider_mn_sb sb;
+	struct cider_mn_sb *sb = &mn->sb;
 	struct cider_batch *b;
+	const char *why;
 	int ret;
 
-	b = cider_batch_alloc(1, sizeof(sb), GFP_KERNEL);
+	b = cider_batch_alloc(1, sizeof(*sb), GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
-	cider_batch_read(b, 0, 0, sizeof(sb), 0);
+	cider_batch_read(b, 0, 0, sizeof(*sb), 0);
 	ret = cider_batch_run(mn, &mn->chans[0], b);
 	if (!ret) {
-		memcpy(&sb, b->buf, sizeof(sb));
-		if (sb.magic != CIDER_MN_MAGIC || sb.layout_version != CIDER_LAYOUT_VERSION ||
-		    sb.region_size != mn->size) {
-			pr_err("mn%u: %pISpc: superblock (region %llu bytes) does not match its hello (%llu bytes)\n",
-			       mn->id, &mn->addr, sb.region_size, mn->size);
+		memcpy(sb, b->buf, sizeof(*sb));
+		why = cider_store_check(sb, mn->size);
+		if (why) {
+			pr_err("mn%u: %pISpc: not a store this module can use: %s\n",
+			       mn->id, &mn->addr, why);
 			ret = -EPROTO;
 		}
 	} else if (ret != -EINTR) {
@@ -351,7 +358,8 @@ static int cider_mn_probe(struct cider_mn *mn)
 		return -EOPNOTSUPP;
 	}
 	ret = cider_mn_probe_atomics(mn);
-	return ret ?: cider_mn_probe_sb(mn);
+	ret = ret ?: cider_mn_probe_sb(mn);
+	return ret ?: cider_kvs_create(mn);
 }
 
 static int cider_attach_check(const struct cider_attach *at)
@@ -466,6 +474,13 @@ long cider_ioctl_detach(void __user *uarg)
 	return 0;
 }
 
+static_assert(CIDER_STORE_ARRAY == CIDER_SB_INDEX_ARRAY);
+static_assert(CIDER_STORE_HASH == CIDER_SB_INDEX_HASH);
+static_assert(CIDER_STORE_OSYNC == CIDER_SB_MODE_OSYNC);
+static_assert(CIDER_STORE_CASLOCK == CIDER_SB_MODE_CASLOCK);
+static_assert(CIDER_STORE_MCS == CIDER_SB_MODE_MCS);
+static_assert(CIDER_STORE_CIDER == CIDER_SB_MODE_CIDER);
+
 static void cider_mn_describe(const struct cider_mn *mn, struct cider_mn_info *mi)
 {
 	mi->mn_id = mn->id;
@@ -488,6 +503,12 @@ static void cider_mn_describe(const struct cider_mn *mn, struct cider_mn_info *m
 	mi->layout_version = CIDER_LAYOUT_VERSION;
 	mi->region_size = mn->size;
 	strscpy(mi->ibdev, mn->ibdev_name, sizeof(mi->ibdev));
+	/* The superblock numbers index and mode as the ABI does. */
+	mi->store_index = mn->sb.index;
+	mi->store_mode = mn->sb.mode;
+	mi->store_keys = mn->sb.nr_keys;
+	mi->max_key_len = mn->sb.max_key_len;
+	mi->max_value_len = mn->sb.max_value_len;
 }
 
 long cider_ioctl_mn_info(void __user *uarg)

@@ -23,6 +23,8 @@ struct cider_mn {
 	int dead_reason;
 	struct ib_device *ibdev;	/* set once connected */
 	char ibdev_name[IB_DEVICE_NAME_MAX];
+	struct cider_mn_sb sb;		/* as read at attach (core/store.h) */
+	struct cider_kvs *kvs;		/* its KV store (kvstore.h) */
 	u64 base;			/* remote address of offset 0 */
 	u64 size;
 	u32 rkey;

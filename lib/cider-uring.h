@@ -21,4 +21,23 @@ int cider_uring_init(struct io_uring *ring, unsigned int entries);
 void cider_uring_prep_raw(struct io_uring_sqe *sqe, int fd, unsigned int mn_id,
 			  struct cider_raw_op *ops, unsigned int nr);
 
+/*
+ * Prepare @sqe for one KV operation on @store; the CQE's res is what
+ * CIDER_IOC_KV returns (GET: the value's length).  Key and value are
+ * copied at submission; a GET's @buf must stay valid until the CQE.
+ * Lengths the ABI cannot carry make an SQE the module refuses (-EINVAL).
+ */
+void cider_uring_prep_get(struct io_uring_sqe *sqe, int fd, unsigned int store,
+			  const void *key, size_t key_len, void *buf, size_t buf_len);
+void cider_uring_prep_put(struct io_uring_sqe *sqe, int fd, unsigned int store,
+			  const void *key, size_t key_len, const void *value, size_t value_len);
+void cider_uring_prep_insert(struct io_uring_sqe *sqe, int fd, unsigned int store,
+			     const void *key, size_t key_len, const void *value,
+			     size_t value_len);
+void cider_uring_prep_update(struct io_uring_sqe *sqe, int fd, unsigned int store,
+			     const void *key, size_t key_len, const void *value,
+			     size_t value_len);
+void cider_uring_prep_delete(struct io_uring_sqe *sqe, int fd, unsigned int store,
+			     const void *key, size_t key_len);
+
 #endif

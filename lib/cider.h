@@ -51,6 +51,40 @@ void cider_raw_batch_init(struct cider_raw_batch *rb, unsigned int mn_id,
  */
 int cider_raw(int fd, unsigned int mn_id, struct cider_raw_op *ops, unsigned int nr);
 
+/*
+ * Key-value operations on store @store (an attached memory node's
+ * mn_id), synchronous, through CIDER_IOC_KV.  Each returns 0 or -errno;
+ * the errnos are those of CIDER_IOC_KV in <linux/cider.h>: -ENOENT no
+ * such key, -EEXIST (insert) present, -ENOSPC no room, -ENOTCONN the
+ * node was lost and the operation did not happen, -ECOMM outcome unknown.
+ *
+ * cider_get: *value_len is the buffer's size on entry and the value's
+ * length on return, also with -ERANGE (buffer too small; nothing copied).
+ */
+int cider_get(int fd, unsigned int store, const void *key, size_t key_len,
+	      void *value, size_t *value_len);
+/* Insert or update. */
+int cider_put(int fd, unsigned int store, const void *key, size_t key_len,
+	      const void *value, size_t value_len);
+/* -EEXIST when the key is present. */
+int cider_insert(int fd, unsigned int store, const void *key, size_t key_len,
+		 const void *value, size_t value_len);
+/* -ENOENT when the key is absent. */
+int cider_update(int fd, unsigned int store, const void *key, size_t key_len,
+		 const void *value, size_t value_len);
+/* -ENOENT when the key is absent. */
+int cider_delete(int fd, unsigned int store, const void *key, size_t key_len);
+
+/*
+ * Describe one KV operation (for CIDER_IOC_KV or an io_uring SQE);
+ * -EINVAL, with @cmd untouched, for lengths the ABI cannot carry.
+ */
+int cider_kv_cmd_init(struct cider_kv_cmd *cmd, unsigned int store, unsigned int opcode,
+		      const void *key, size_t key_len, const void *value, size_t value_len);
+
+/* A message for a KV operation's result (-ENOENT is "no such key"). */
+const char *cider_kv_strerror(int err);
+
 /* A message for an error a libcider call returned. */
 const char *cider_strerror(int err);
 

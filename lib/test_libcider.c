@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,6 +56,62 @@ TEST(strerror_covers_any_errno)
 	ASSERT_STREQ(strerror(EIO), cider_strerror(-EIO));
 	ASSERT_NE(NULL, strstr(cider_strerror(-ENOTTY), "cider"));
 	ASSERT_NE(NULL, strstr(cider_strerror(-EACCES), "permission"));
+}
+
+TEST(kv_cmd_describes_one_operation)
+{
+	static const char key[] = "user:42", val[] = "hello";
+	struct cider_kv_cmd cmd;
+
+	memset(&cmd, 0x5a, sizeof(cmd));
+	ASSERT_EQ(0, cider_kv_cmd_init(&cmd, 3, CIDER_KV_PUT, key, 7, val, 5));
+	ASSERT_EQ(sizeof(cmd), cmd.size);
+	ASSERT_EQ(3U, cmd.store);
+	ASSERT_EQ((unsigned int)CIDER_KV_PUT, cmd.opcode);
+	ASSERT_EQ(0U, cmd.flags);
+	ASSERT_EQ((__u64)(uintptr_t)key, cmd.key);
+	ASSERT_EQ(7U, cmd.key_len);
+	ASSERT_EQ((__u64)(uintptr_t)val, cmd.value);
+	ASSERT_EQ(5U, cmd.value_len);
+	ASSERT_EQ(0U, cmd.reserved[0]);
+	ASSERT_EQ(0U, cmd.reserved[1]);
+}
+
+TEST(kv_lengths_beyond_the_abi_are_refused_not_truncated)
+{
+	struct cider_kv_cmd cmd;
+	size_t len = 8;
+	char buf[8];
+
+	memset(&cmd, 0x5a, sizeof(cmd));
+	ASSERT_EQ(-EINVAL, cider_kv_cmd_init(&cmd, 0, CIDER_KV_GET, "k", 1ULL << 32, NULL, 0));
+	ASSERT_EQ(-EINVAL, cider_kv_cmd_init(&cmd, 0, CIDER_KV_PUT, "k", 1, buf,
+					     (1ULL << 32) + 1));
+	ASSERT_EQ(0x5a5a5a5aU, cmd.size);	/* untouched */
+	ASSERT_EQ(-EINVAL, cider_put(-1, 0, "k", 1, buf, 1ULL << 32));
+	ASSERT_EQ(-EINVAL, cider_get(-1, 0, "k", 1ULL << 32, buf, &len));
+	ASSERT_EQ(8U, len);
+}
+
+TEST(kv_on_other_device_is_enotty_and_keeps_the_length)
+{
+	int fd = open("/dev/null", O_RDWR);
+	size_t len = sizeof(int);
+	int v = 0;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(-ENOTTY, cider_get(fd, 0, "k", 1, &v, &len));
+	ASSERT_EQ(sizeof(int), len);
+	ASSERT_EQ(-ENOTTY, cider_put(fd, 0, "k", 1, &v, sizeof(v)));
+	ASSERT_EQ(-ENOTTY, cider_delete(fd, 0, "k", 1));
+	close(fd);
+}
+
+TEST(kv_strerror_speaks_of_keys)
+{
+	ASSERT_STREQ("no such key", cider_kv_strerror(-ENOENT));
+	ASSERT_NE(NULL, strstr(cider_kv_strerror(-ECOMM), "may or may not"));
+	ASSERT_STREQ(strerror(EIO), cider_kv_strerror(-EIO));
 }
 
 TEST_HARNESS_MAIN

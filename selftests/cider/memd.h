@@ -53,12 +53,18 @@ static inline int memd_wait_log(const struct memd *m, const char *what, double s
 	return -1;
 }
 
-/* Start cider-memd with a region of @size; 0 once it listens. */
-static inline int memd_start(struct memd *m, const char *size, unsigned int port)
+/*
+ * Start cider-memd with a region of @size and the store flags in @store
+ * (a NULL-terminated argv tail, or NULL for the defaults); 0 once it
+ * listens.
+ */
+static inline int memd_start_store(struct memd *m, const char *size, unsigned int port,
+				   const char *const *store)
 {
+	const char *argv[24] = { NULL, "--listen", m->addr, "--size", size };
+	unsigned int n = 5;
 	const char *host = getenv("CIDER_MN_ADDR");
 	const char *bin = getenv("CIDER_MEMD");
-	char listen[80];
 
 	if (!host)
 		return -1;
@@ -66,7 +72,6 @@ static inline int memd_start(struct memd *m, const char *size, unsigned int port
 		bin = "tools/cider-memd/cider-memd";
 	m->port = port;
 	snprintf(m->addr, sizeof(m->addr), "%s:%u", host, port);
-	snprintf(listen, sizeof(listen), "%s", m->addr);
 	snprintf(m->log, sizeof(m->log), "/tmp/memd-%u.log", port);
 	unlink(m->log);
 	m->pid = fork();
@@ -75,10 +80,21 @@ static inline int memd_start(struct memd *m, const char *size, unsigned int port
 	if (m->pid == 0) {
 		if (!freopen(m->log, "w", stderr) || !freopen("/dev/null", "w", stdout))
 			_exit(127);
-		execl(bin, bin, "--listen", listen, "--size", size, (char *)NULL);
+		argv[0] = bin;
+		while (store && *store && n + 1 < sizeof(argv) / sizeof(argv[0]))
+			argv[n++] = *store++;
+		argv[n] = NULL;
+		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
-	return memd_wait_log(m, "listening on", 10);
+	/* Generous: a loaded 2-core machine under emulation starts it slowly. */
+	return memd_wait_log(m, "listening on", 30);
+}
+
+/* Start cider-memd with a region of @size; 0 once it listens. */
+static inline int memd_start(struct memd *m, const char *size, unsigned int port)
+{
+	return memd_start_store(m, size, port, NULL);
 }
 
 /* Stop it with @sig, waiting at most 10 s; its exit status or -1. */

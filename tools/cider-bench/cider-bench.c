@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cider.h"
+#include "bench.h"
 #include "cider-uring.h"
 #include "layout.h"
 
@@ -52,7 +53,7 @@ struct worker {
 
 static volatile bool running, measuring;
 
-static double now_s(void)
+double bench_now(void)
 {
 	struct timespec ts;
 
@@ -64,6 +65,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: cider-bench raw [OPTIONS]\n"
+"       cider-bench kv --help     (key-value operations on hot keys)\n"
 "\n"
 "Drive raw one-sided RDMA operations from cider.ko to a memory node through\n"
 "io_uring (IORING_OP_URING_CMD), one thread per channel CPU, and report\n"
@@ -101,7 +103,7 @@ static int parse_op(const char *s)
 	return -1;
 }
 
-static bool parse_num(const char *s, unsigned long min, unsigned long max, unsigned int *out)
+bool bench_parse_num(const char *s, unsigned long min, unsigned long max, unsigned int *out)
 {
 	char *end;
 	unsigned long v;
@@ -142,19 +144,19 @@ static int parse_args(int argc, char **argv)
 				goto bad;
 			break;
 		case 't':
-			if (!parse_num(optarg, 1, MAX_THREADS, &opt.threads))
+			if (!bench_parse_num(optarg, 1, MAX_THREADS, &opt.threads))
 				goto bad;
 			break;
 		case 'd':
-			if (!parse_num(optarg, 1, 4096, &opt.depth))
+			if (!bench_parse_num(optarg, 1, 4096, &opt.depth))
 				goto bad;
 			break;
 		case 'b':
-			if (!parse_num(optarg, 1, CIDER_RAW_MAX_OPS, &opt.batch))
+			if (!bench_parse_num(optarg, 1, CIDER_RAW_MAX_OPS, &opt.batch))
 				goto bad;
 			break;
 		case 's':
-			if (!parse_num(optarg, 1, CIDER_RAW_MAX_LEN, &opt.size))
+			if (!bench_parse_num(optarg, 1, CIDER_RAW_MAX_LEN, &opt.size))
 				goto bad;
 			break;
 		case 'D':
@@ -163,7 +165,7 @@ static int parse_args(int argc, char **argv)
 				goto bad;
 			break;
 		case 'm':
-			if (!parse_num(optarg, 0, 0x7fffffff, &v))
+			if (!bench_parse_num(optarg, 0, 0x7fffffff, &v))
 				goto bad;
 			opt.mn = (int)v;
 			break;
@@ -239,7 +241,7 @@ static void *worker_main(void *p)
 
 		cider_uring_prep_raw(sqe, w->fd, w->mn, ops[k], opt.batch);
 		io_uring_sqe_set_data64(sqe, k);
-		t_sub[k] = now_s();
+		t_sub[k] = bench_now();
 		inflight++;
 	}
 	io_uring_submit(&ring);
@@ -251,7 +253,7 @@ static void *worker_main(void *p)
 		if (io_uring_wait_cqe(&ring, &cqe))
 			break;
 		k = (unsigned int)io_uring_cqe_get_data64(cqe);
-		t = now_s();
+		t = bench_now();
 		if (cqe->res && !w->first_err)
 			w->first_err = cqe->res;
 		if (measuring) {
@@ -268,7 +270,7 @@ static void *worker_main(void *p)
 			fill_ops(w, ops[k], buf + (size_t)k * opt.batch * opt.size);
 			cider_uring_prep_raw(sqe, w->fd, w->mn, ops[k], opt.batch);
 			io_uring_sqe_set_data64(sqe, k);
-			t_sub[k] = now_s();
+			t_sub[k] = bench_now();
 			io_uring_submit(&ring);
 			inflight++;
 		}
@@ -281,7 +283,7 @@ static void *worker_main(void *p)
 }
 
 /* Totals from /sys/kernel/debug/cider/mnN: doorbells and work requests. */
-static int read_counters(unsigned int mn, unsigned long long *doorbells, unsigned long long *wrs)
+int bench_read_counters(unsigned int mn, unsigned long long *doorbells, unsigned long long *wrs)
 {
 	char path[64], line[1024], *p;
 	FILE *f;
@@ -507,20 +509,20 @@ static int cmd_raw(void)
 	for (i = 0; i < opt.threads; i++)
 		pthread_create(&w[i].th, NULL, worker_main, &w[i]);
 	usleep(500000);				/* warm-up: credits settle */
-	read_counters(mi.mn_id, &db0, &wr0);
+	bench_read_counters(mi.mn_id, &db0, &wr0);
 	measuring = true;
-	t0 = now_s();
-	while ((elapsed = now_s() - t0) < opt.duration) {
+	t0 = bench_now();
+	while ((elapsed = bench_now() - t0) < opt.duration) {
 		usleep(opt.duration - elapsed < 1 ? (useconds_t)((opt.duration - elapsed) * 1e6) : 1000000);
 		for (ops = 0, i = 0; i < opt.threads; i++)
 			ops += w[i].ops;
-		if (!opt.json && now_s() - t0 < opt.duration)
-			fprintf(stderr, "  %.0f s: %llu ops, %.4f Mops/s\n", now_s() - t0, ops,
-				ops / (now_s() - t0) / 1e6);
+		if (!opt.json && bench_now() - t0 < opt.duration)
+			fprintf(stderr, "  %.0f s: %llu ops, %.4f Mops/s\n", bench_now() - t0, ops,
+				ops / (bench_now() - t0) / 1e6);
 	}
 	measuring = false;
-	elapsed = now_s() - t0;
-	read_counters(mi.mn_id, &db1, &wr1);
+	elapsed = bench_now() - t0;
+	bench_read_counters(mi.mn_id, &db1, &wr1);
 	running = false;
 	for (i = 0; i < opt.threads; i++)
 		pthread_join(w[i].th, NULL);
@@ -589,8 +591,10 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	if (!strcmp(argv[1], "kv"))
+		return cmd_kv(argc - 1, argv + 1);
 	if (strcmp(argv[1], "raw")) {
-		fprintf(stderr, "cider-bench: unknown benchmark '%s' (have: raw)\n", argv[1]);
+		fprintf(stderr, "cider-bench: unknown benchmark '%s' (have: raw, kv)\n", argv[1]);
 		return 2;
 	}
 	ret = parse_args(argc - 1, argv + 1);

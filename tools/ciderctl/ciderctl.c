@@ -3,6 +3,7 @@
  * ciderctl: inspect and control cider.ko, in the style of iproute2's rdma
  * tool.  -j prints JSON for scripts.
  */
+#include <endian.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -29,11 +30,21 @@ static void usage(FILE *f)
 		"  detach MN                     disconnect memory node MN\n"
 		"  status                        attached memory nodes and their state\n"
 		"  stats [MN]                    data-path counters per channel (debugfs)\n"
+		"  kv [-m MN] get KEY            print KEY's value (exit 1 if absent)\n"
+		"  kv [-m MN] put|insert|update KEY VALUE|@FILE\n"
+		"                                store a value (put: insert or update)\n"
+		"  kv [-m MN] del KEY            delete KEY (exit 1 if absent)\n"
 		"  help                          this text\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json   print JSON\n"
 		"  -h, --help   this text\n"
+		"\n"
+		"KV commands act on memory node MN's store, by default the only one\n"
+		"attached.  On an array store KEY and VALUE are integers (decimal or\n"
+		"0x hex) stored as 8 little-endian bytes; on a hash store they are\n"
+		"the bytes given, @FILE a file's contents, and get writes the value's\n"
+		"bytes to standard output as they are.\n"
 		"\n"
 		"The device is /dev/cider, or $CIDER_DEV when set.\n");
 }
@@ -192,6 +203,18 @@ static int cmd_detach(int fd, int argc, char **argv)
 	return 0;
 }
 
+static const char *store_index_name(unsigned int i)
+{
+	return i == CIDER_STORE_ARRAY ? "array" : i == CIDER_STORE_HASH ? "hash" : "?";
+}
+
+static const char *store_mode_name(unsigned int m)
+{
+	static const char *const names[] = { "?", "osync", "caslock", "mcs", "cider" };
+
+	return m < sizeof(names) / sizeof(names[0]) ? names[m] : "?";
+}
+
 static int cmd_status(int fd, int argc, char **argv)
 {
 	struct cider_mn_info mi;
@@ -216,16 +239,23 @@ static int cmd_status(int fd, int argc, char **argv)
 			       "\"cn\":%u,\"dev\":", n ? "," : "", mi.mn_id, addr,
 			       live ? "live" : "dead", mi.dead_reason, mi.cn_id);
 			json_str(mi.ibdev);
-			printf(",\"channels\":%u,\"region_size\":%llu,\"layout\":%u}",
+			printf(",\"channels\":%u,\"region_size\":%llu,\"layout\":%u,"
+			       "\"store\":{\"index\":\"%s\",\"mode\":\"%s\",\"keys\":%llu,"
+			       "\"max_key\":%u,\"max_value\":%u}}",
 			       mi.nr_channels, (unsigned long long)mi.region_size,
-			       mi.layout_version);
+			       mi.layout_version, store_index_name(mi.store_index),
+			       store_mode_name(mi.store_mode),
+			       (unsigned long long)mi.store_keys, mi.max_key_len, mi.max_value_len);
 		} else {
-			printf("mn%u: %s %s%s%s%s cn %u dev %s channels %u region %llu layout %u\n",
+			printf("mn%u: %s %s%s%s%s cn %u dev %s channels %u region %llu layout %u\n"
+			       "     store: %s index, %s mode, %llu keys\n",
 			       mi.mn_id, addr, live ? "live" : "dead",
 			       live ? "" : " (", live ? "" : strerror(-mi.dead_reason),
 			       live ? "" : ")",
 			       mi.cn_id, mi.ibdev, mi.nr_channels,
-			       (unsigned long long)mi.region_size, mi.layout_version);
+			       (unsigned long long)mi.region_size, mi.layout_version,
+			       store_index_name(mi.store_index), store_mode_name(mi.store_mode),
+			       (unsigned long long)mi.store_keys);
 		}
 		n++;
 		id = mi.mn_id + 1;
@@ -328,6 +358,197 @@ static int cmd_stats(int fd, int argc, char **argv)
 	return ret;
 }
 
+/* The store KV commands act on: -m MN, or the only node attached. */
+static int kv_store(int fd, const char *arg, struct cider_mn_info *mi)
+{
+	char *end;
+	int ret;
+
+	if (arg) {
+		unsigned long id = strtoul(arg, &end, 10);
+
+		if (*end || end == arg || id > UINT32_MAX) {
+			fprintf(stderr, "ciderctl: kv: bad memory node '%s'\n", arg);
+			return 2;
+		}
+		ret = cider_mn_info(fd, (unsigned int)id, mi);
+		if (!ret && mi->mn_id != id)
+			ret = -ENOENT;
+	} else {
+		struct cider_mn_info next;
+
+		ret = cider_mn_info(fd, 0, mi);
+		if (!ret && !cider_mn_info(fd, mi->mn_id + 1, &next)) {
+			fprintf(stderr, "ciderctl: kv: several memory nodes attached: pick one with -m\n");
+			return 2;
+		}
+	}
+	if (ret) {
+		fprintf(stderr, "ciderctl: kv: %s\n", ret == -ENOENT ?
+			"no such memory node attached" : cider_strerror(ret));
+		return 1;
+	}
+	return 0;
+}
+
+/* An array store's integer key or value as its 8 bytes. */
+static int kv_int(const char *s, const char *what, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || end == s || *s == '-') {
+		fprintf(stderr, "ciderctl: kv: the %s of an array store is an integer, not '%s'\n",
+			what, s);
+		return 2;
+	}
+	*out = htole64(v);
+	return 0;
+}
+
+/* VALUE or @FILE for a hash store, in a buffer to free. */
+static int kv_bytes(const char *arg, uint32_t max, void **buf, size_t *len)
+{
+	FILE *f;
+
+	if (arg[0] != '@') {
+		*len = strlen(arg);
+		*buf = strdup(arg);
+		return *buf ? 0 : 1;
+	}
+	f = fopen(arg + 1, "rb");
+	if (!f) {
+		fprintf(stderr, "ciderctl: kv: %s: %s\n", arg + 1, strerror(errno));
+		return 1;
+	}
+	*buf = malloc((size_t)max + 1);
+	*len = *buf ? fread(*buf, 1, (size_t)max + 1, f) : 0;
+	if (*buf && ferror(f)) {
+		fprintf(stderr, "ciderctl: kv: %s: read error\n", arg + 1);
+		free(*buf);
+		*buf = NULL;
+	}
+	fclose(f);
+	return *buf ? 0 : 1;
+}
+
+static void kv_print_get(const struct cider_mn_info *mi, const char *key, const void *v,
+			 size_t len)
+{
+	uint64_t n = 0;
+
+	if (mi->store_index == CIDER_STORE_ARRAY) {
+		memcpy(&n, v, len < 8 ? len : 8);
+		if (json)
+			printf("{\"key\":\"%s\",\"value\":%" PRIu64 "}\n", key, le64toh(n));
+		else
+			printf("%" PRIu64 "\n", le64toh(n));
+		return;
+	}
+	if (json) {
+		printf("{\"key\":");
+		json_str(key);
+		printf(",\"length\":%zu}\n", len);
+		return;
+	}
+	fwrite(v, 1, len, stdout);
+}
+
+static int kv_result(const char *op, const char *key, int ret)
+{
+	if (!ret)
+		return 0;
+	fprintf(stderr, "ciderctl: kv %s %s: %s\n", op, key, cider_kv_strerror(ret));
+	return ret == -ENOENT || ret == -EEXIST ? 1 : ret == -EINVAL || ret == -ERANGE ||
+	       ret == -ENAMETOOLONG || ret == -E2BIG || ret == -EDOM ? 2 : 1;
+}
+
+static const struct {
+	const char *name;
+	unsigned int opcode;
+	int nargs;
+} kv_ops[] = {
+	{ "get", CIDER_KV_GET, 1 },
+	{ "put", CIDER_KV_PUT, 2 },
+	{ "insert", CIDER_KV_INSERT, 2 },
+	{ "update", CIDER_KV_UPDATE, 2 },
+	{ "del", CIDER_KV_DELETE, 1 },
+};
+
+static int kv_run(int fd, const struct cider_mn_info *mi, unsigned int op, char **argv)
+{
+	bool array = mi->store_index == CIDER_STORE_ARRAY;
+	const void *key = argv[0];
+	size_t klen = strlen(argv[0]), vlen = 0;
+	uint64_t ik, iv;
+	void *val = NULL;
+	int ret;
+
+	if (array) {
+		ret = kv_int(argv[0], "key", &ik);
+		if (ret)
+			return ret;
+		key = &ik;
+		klen = 8;
+	}
+	if (op == CIDER_KV_GET) {
+		vlen = mi->max_value_len;
+		val = malloc(vlen ? vlen : 1);
+		if (!val)
+			return 1;
+		ret = cider_get(fd, mi->mn_id, key, klen, val, &vlen);
+		if (!ret)
+			kv_print_get(mi, argv[0], val, vlen);
+	} else if (op == CIDER_KV_DELETE) {
+		ret = cider_delete(fd, mi->mn_id, key, klen);
+	} else {
+		if (array) {
+			ret = kv_int(argv[1], "value", &iv);
+			if (ret)
+				return ret;
+			val = malloc(8);
+			if (val)
+				memcpy(val, &iv, 8);
+			vlen = 8;
+		} else if (kv_bytes(argv[1], mi->max_value_len, &val, &vlen)) {
+			return 1;
+		}
+		if (!val)
+			return 1;
+		ret = op == CIDER_KV_PUT ? cider_put(fd, mi->mn_id, key, klen, val, vlen) :
+		      op == CIDER_KV_INSERT ? cider_insert(fd, mi->mn_id, key, klen, val, vlen) :
+		      cider_update(fd, mi->mn_id, key, klen, val, vlen);
+	}
+	free(val);
+	return kv_result(kv_ops[op - 1].name, argv[0], ret);
+}
+
+static int cmd_kv(int fd, int argc, char **argv)
+{
+	const char *mn = NULL;
+	struct cider_mn_info mi;
+	unsigned int i;
+	int ret;
+
+	if (argc >= 2 && !strcmp(argv[0], "-m")) {
+		mn = argv[1];
+		argc -= 2;
+		argv += 2;
+	}
+	for (i = 0; argc && i < sizeof(kv_ops) / sizeof(kv_ops[0]); i++)
+		if (!strcmp(argv[0], kv_ops[i].name))
+			break;
+	if (!argc || i == sizeof(kv_ops) / sizeof(kv_ops[0]) || argc - 1 != kv_ops[i].nargs) {
+		fprintf(stderr, "ciderctl: usage: kv [-m MN] get|del KEY | "
+			"kv [-m MN] put|insert|update KEY VALUE|@FILE\n");
+		return 2;
+	}
+	ret = kv_store(fd, mn, &mi);
+	return ret ? ret : kv_run(fd, &mi, kv_ops[i].opcode, argv + 1);
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int fd, int argc, char **argv);
@@ -337,6 +558,7 @@ static const struct {
 	{ "detach", cmd_detach },
 	{ "status", cmd_status },
 	{ "stats", cmd_stats },
+	{ "kv", cmd_kv },
 };
 
 int main(int argc, char **argv)

@@ -105,6 +105,16 @@ struct cider_detach {
 #define CIDER_MN_LIVE		1
 #define CIDER_MN_DEAD		2	/* lost; every operation fails */
 
+/* cider_mn_info.store_index: the KV store cider-memd formatted */
+#define CIDER_STORE_ARRAY	1	/* pointer array: 8-byte integer keys */
+#define CIDER_STORE_HASH	2	/* hash index: byte-string keys */
+
+/* cider_mn_info.store_mode: how every compute node synchronizes writes */
+#define CIDER_STORE_OSYNC	1
+#define CIDER_STORE_CASLOCK	2
+#define CIDER_STORE_MCS		3
+#define CIDER_STORE_CIDER	4
+
 /*
  * CIDER_IOC_MN_INFO: the attached memory node with the lowest id >= mn_id
  * (so a loop from 0 lists them all); ENOENT when there is none.
@@ -122,7 +132,12 @@ struct cider_mn_info {
 	__u32 layout_version;
 	__u64 region_size;
 	char ibdev[CIDER_IBDEV_NAME_LEN];
-	__u64 reserved[4];
+	__u32 store_index;		/* out: CIDER_STORE_ARRAY or _HASH */
+	__u32 store_mode;		/* out: CIDER_STORE_OSYNC .. _CIDER */
+	__u64 store_keys;		/* out: the capacity it was sized for */
+	__u32 max_key_len;		/* out: bytes */
+	__u32 max_value_len;		/* out: bytes */
+	__u64 reserved[1];
 };
 
 #define CIDER_IOC_MN_INFO	_IOWR(CIDER_IOC_MAGIC, 0x03, struct cider_mn_info)
@@ -189,5 +204,79 @@ struct cider_raw_batch {
 };
 
 #define CIDER_IOC_RAW		_IOWR(CIDER_IOC_MAGIC, 0x10, struct cider_raw_batch)
+
+/*
+ * Key-value operations on a store (today: an attached memory node, named
+ * by its mn_id; a store spread over several nodes will get ids of its
+ * own without changing this structure).  They need no capability: who
+ * may open /dev/cider may use the stores (its mode and group are the
+ * module's dev_mode parameter and the udev rule).
+ *
+ * One operation per call: synchronously with CIDER_IOC_KV, or through
+ * io_uring as IORING_OP_URING_CMD on /dev/cider (ring set up with
+ * IORING_SETUP_SQE128), cmd_op = CIDER_IOC_KV, struct cider_kv_cmd in
+ * the SQE's command area, uring_cmd_flags 0.  Key and value are read
+ * from user memory when the command is issued and may be reused once
+ * the call returned or the SQE was submitted; a GET's buffer must stay
+ * valid until its completion.
+ *
+ * Result (the ioctl's return value, or the CQE's res):
+ *   >= 0       done: 0 for PUT, INSERT, UPDATE and DELETE; for GET the
+ *              value's length (its bytes are in the buffer).
+ *   -ENOENT    GET, UPDATE or DELETE of an absent key.
+ *   -EEXIST    INSERT of a present key.
+ *   -ENOSPC    the store has no room (data area or the key's buckets).
+ *   -ERANGE    GET: the buffer is smaller than the value.  The ioctl
+ *              writes the value's length to value_len; through io_uring
+ *              it is the CQE's big_cqe[0] when the ring uses
+ *              IORING_SETUP_CQE32.
+ *   -ENOTCONN  the store's node was lost, detached or its device removed
+ *              before the operation took effect: it did not happen.
+ *   -ECOMM     outcome unknown: a write was sent and the node was lost
+ *              before it was confirmed.  Read the key to find out.
+ *   -EAGAIN    every operation slot stayed busy for the module's
+ *              op_timeout_ms.
+ *   -EINTR     a fatal signal arrived while waiting for a slot.
+ * Refused before anything is sent:
+ *   -EINVAL    size, opcode, flags or reserved words not as documented;
+ *              key_len 0; an array store's key or value shorter than 8
+ *              bytes; a DELETE with a value pointer or length.
+ *   -ENAMETOOLONG  key longer than the store's limit (hash 1024 bytes,
+ *              array 8).
+ *   -E2BIG     value longer than the store's limit (hash 64 KiB, array 8).
+ *   -EDOM      array store: the key (a little-endian u64) is not below
+ *              the store's capacity.
+ *   -EFAULT    key or value not readable, GET buffer not writable.
+ *   -ENXIO     no attached memory node with that id.
+ *   -EOPNOTSUPP  the store's index is not served by this module yet
+ *              (today: only CIDER_STORE_ARRAY).
+ */
+#define CIDER_KV_GET		1
+#define CIDER_KV_PUT		2	/* insert or update */
+#define CIDER_KV_INSERT		3	/* -EEXIST if present */
+#define CIDER_KV_UPDATE		4	/* -ENOENT if absent */
+#define CIDER_KV_DELETE		5	/* -ENOENT if absent */
+
+/*
+ * value and value_len: PUT, INSERT and UPDATE the value and its length
+ * (0..CIDER_KV_MAX_VALUE); GET the buffer and its size, and out (ioctl)
+ * the value's length; DELETE 0 and 0.
+ */
+#define CIDER_KV_MAX_KEY	1024U
+#define CIDER_KV_MAX_VALUE	(64U << 10)
+
+struct cider_kv_cmd {
+	__u32 size;			/* sizeof(struct cider_kv_cmd) */
+	__u32 store;			/* the memory node's mn_id */
+	__u32 opcode;			/* CIDER_KV_* */
+	__u32 flags;			/* must be 0 */
+	__u64 key;			/* user pointer to key_len bytes */
+	__u64 value;			/* user pointer, see value_len */
+	__u32 key_len;			/* 1..CIDER_KV_MAX_KEY */
+	__u32 value_len;		/* see below */
+	__u64 reserved[2];
+};
+
+#define CIDER_IOC_KV		_IOWR(CIDER_IOC_MAGIC, 0x20, struct cider_kv_cmd)
 
 #endif /* _UAPI_LINUX_CIDER_H */

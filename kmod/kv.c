@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Key-value operations from user space (CIDER_IOC_KV): synchronously
+ * through ioctl, asynchronously through io_uring passthrough.  Every
+ * byte of the command is checked, against the ABI and then against the
+ * store, before the operation starts; the key and value are copied in
+ * once.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/io_uring.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "cider.h"
+#include "core/store.h"
+#include "kvstore.h"
+#include "mn.h"
+
+/* Per-command state kept in the io_uring command itself. */
+struct cider_kv_pdu {
+	struct cider_kv_req *r;
+};
+
+/* The command's shape, before any store is looked at. */
+static int cider_kv_check(const struct cider_kv_cmd *cmd)
+{
+	if (cmd->size != sizeof(*cmd) || cmd->flags ||
+	    memchr_inv(cmd->reserved, 0, sizeof(cmd->reserved)))
+		return -EINVAL;
+	if (cmd->opcode < CIDER_KV_GET || cmd->opcode > CIDER_KV_DELETE || !cmd->key_len)
+		return -EINVAL;
+	if (cmd->opcode == CIDER_KV_DELETE && (cmd->value || cmd->value_len))
+		return -EINVAL;
+	if (cmd->key_len > CIDER_KV_MAX_KEY)
+		return -ENAMETOOLONG;
+	if (cmd->opcode != CIDER_KV_GET && cmd->value_len > CIDER_KV_MAX_VALUE)
+		return -E2BIG;
+	return 0;
+}
+
+static bool cider_kv_writes(const struct cider_kv_cmd *cmd)
+{
+	return cmd->opcode != CIDER_KV_GET && cmd->opcode != CIDER_KV_DELETE;
+}
+
+/* The command against the store it names; copies key and value in. */
+static int cider_kv_fill(struct cider_kv_req *r, const struct cider_kv_cmd *cmd)
+{
+	const struct cider_mn_sb *sb = &r->mn->sb;
+	__le64 key, val = 0;
+
+	if (cmd->key_len > sb->max_key_len)
+		return -ENAMETOOLONG;
+	if (cider_kv_writes(cmd) && cmd->value_len > sb->max_value_len)
+		return -E2BIG;
+	if (!r->mn->kvs)
+		return -EOPNOTSUPP;	/* an index this module does not serve yet */
+	/* The array's keys and values are 8-byte little-endian integers. */
+	if (cmd->key_len != 8 || (cider_kv_writes(cmd) && cmd->value_len != 8))
+		return -EINVAL;
+	if (copy_from_user(&key, u64_to_user_ptr(cmd->key), 8))
+		return -EFAULT;
+	if (cider_kv_writes(cmd) && copy_from_user(&val, u64_to_user_ptr(cmd->value), 8))
+		return -EFAULT;
+	r->key = le64_to_cpu(key);
+	r->val = le64_to_cpu(val);
+	if (r->key >= sb->nr_keys)
+		return -EDOM;
+	r->op = cmd->opcode;
+	r->ubuf = u64_to_user_ptr(cmd->value);
+	r->ubuf_len = cmd->value_len;
+	return 0;
+}
+
+static struct cider_kv_req *cider_kv_build(const struct cider_kv_cmd *cmd)
+{
+	struct cider_kv_req *r;
+	int ret = cider_kv_check(cmd);
+
+	if (ret)
+		return ERR_PTR(ret);
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		return ERR_PTR(-ENOMEM);
+	refcount_set(&r->ref, 1);
+	init_completion(&r->done);
+	INIT_LIST_HEAD(&r->node);
+	r->store = cmd->store;
+	r->mn = cider_mn_get(cmd->store);
+	ret = r->mn ? cider_kv_fill(r, cmd) : -ENXIO;
+	if (ret) {
+		cider_kv_req_put(r);
+		return ERR_PTR(ret);
+	}
+	return r;
+}
+
+/*
+ * The result for user space, in the submitter's task: a GET's value goes
+ * to its buffer.  *len: the value's length, for -ERANGE.
+ */
+static int cider_kv_result(struct cider_kv_req *r, u32 *len)
+{
+	__le64 v = cpu_to_le64(r->got);
+
+	*len = 0;
+	if (r->result || r->op != CIDER_KV_GET)
+		return r->result;
+	*len = sizeof(v);
+	if (r->ubuf_len < sizeof(v))
+		return -ERANGE;
+	if (copy_to_user(r->ubuf, &v, sizeof(v)))
+		return -EFAULT;
+	return sizeof(v);
+}
+
+static void cider_kv_wake(struct cider_kv_req *r)
+{
+	complete(&r->done);
+}
+
+long cider_ioctl_kv(void __user *uarg)
+{
+	struct cider_kv_cmd __user *ucmd = uarg;
+	struct cider_kv_cmd cmd;
+	struct cider_kv_req *r;
+	u32 len;
+	int ret;
+
+	if (copy_from_user(&cmd, uarg, sizeof(cmd)))
+		return -EFAULT;
+	r = cider_kv_build(&cmd);
+	if (IS_ERR(r))
+		return PTR_ERR(r);
+	r->complete = cider_kv_wake;
+	ret = cider_kvs_submit(r->mn, r, false);
+	if (ret)
+		goto out;
+	/*
+	 * Bounded: the node's watchdog ends verbs after op_timeout_ms and
+	 * the lease ends waits for a lock.  A fatal signal ends the wait;
+	 * the operation finishes on the store's reference.
+	 */
+	if (wait_for_completion_killable(&r->done)) {
+		ret = -EINTR;
+		goto out;
+	}
+	ret = cider_kv_result(r, &len);
+	if (ret == -ERANGE && put_user(len, &ucmd->value_len))
+		ret = -EFAULT;
+out:
+	cider_kv_req_put(r);
+	return ret;
+}
+
+/* Task context of the submitter: user memory is reachable again. */
+static void cider_kv_uring_task(struct io_uring_cmd *ucmd, unsigned int issue_flags)
+{
+	struct cider_kv_pdu *pdu = (struct cider_kv_pdu *)ucmd->pdu;
+	struct cider_kv_req *r = pdu->r;
+	u32 len;
+	int ret = cider_kv_result(r, &len);
+
+	cider_kv_req_put(r);
+	io_uring_cmd_done(ucmd, ret, ret == -ERANGE ? len : 0, issue_flags);
+}
+
+/* Any context: io_uring_cmd_done() must not run in softirq on 6.1. */
+static void cider_kv_uring_complete(struct cider_kv_req *r)
+{
+	io_uring_cmd_complete_in_task(r->ucmd, cider_kv_uring_task);
+}
+
+int cider_kv_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
+{
+	struct cider_kv_pdu *pdu = (struct cider_kv_pdu *)ucmd->pdu;
+	struct cider_kv_cmd cmd;
+	struct cider_kv_req *r;
+	int ret;
+
+	BUILD_BUG_ON(sizeof(*pdu) > sizeof(ucmd->pdu));
+	BUILD_BUG_ON(sizeof(cmd) > 80);
+	if (ucmd->flags || !(issue_flags & IO_URING_F_SQE128))
+		return -EINVAL;
+	/* One copy out of the shared ring, checked after the copy. */
+	memcpy(&cmd, ucmd->cmd, sizeof(cmd));
+	r = cider_kv_build(&cmd);
+	if (IS_ERR(r))
+		return PTR_ERR(r);
+	r->ucmd = ucmd;
+	r->complete = cider_kv_uring_complete;
+	pdu->r = r;
+	/* -EAGAIN without a free slot: io_uring retries from a worker. */
+	ret = cider_kvs_submit(r->mn, r, issue_flags & IO_URING_F_NONBLOCK);
+	if (ret) {
+		cider_kv_req_put(r);
+		return ret;
+	}
+	return -EIOCBQUEUED;
+}
