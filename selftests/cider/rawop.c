@@ -175,6 +175,47 @@ TEST_F(mn, write_read_back_exact_at_every_size_and_alignment)
 	free(want);
 }
 
+/*
+ * Operations that end exactly at the region's end, the one place where
+ * 6.1's rxe reads past its MR's map array (cider-memd's REGION_TAIL): on
+ * the debug kernel KASAN reports it if the daemon registers no tail.
+ */
+TEST_F(mn, write_read_back_at_the_end_of_the_region)
+{
+	static const __u32 sizes[] = { 1, 8, 4096, 65536 };
+	unsigned char *wbuf, *rbuf;
+	unsigned int s;
+
+	NEED_MN();
+	wbuf = malloc(65536);
+	rbuf = malloc(65536);
+	ASSERT_TRUE(wbuf && rbuf);
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		__u32 len = sizes[s];
+		struct cider_raw_op op[2];
+
+		fill(wbuf, len, 77 + s);
+		memset(rbuf, 0xee, len);
+		op[0] = op_rw(CIDER_RAW_WRITE, REGION - len, wbuf, len);
+		op[1] = op_rw(CIDER_RAW_READ, REGION - len, rbuf, len);
+		ASSERT_EQ(0, cider_raw(self->fd, self->at.mn_id, op, 2)) TH_LOG("len %u", len);
+		ASSERT_EQ(0, memcmp(rbuf, wbuf, len)) TH_LOG("len %u", len);
+	}
+	/* An atomic on the last word sees the last write; a byte more is refused. */
+	{
+		struct cider_raw_op op = op_faa(REGION - 8, 1);
+		__u64 last;
+
+		memcpy(&last, wbuf + 65536 - 8, 8);
+		ASSERT_EQ(0, cider_raw(self->fd, self->at.mn_id, &op, 1));
+		ASSERT_EQ(last, op.old);
+		op = op_rw(CIDER_RAW_READ, REGION - 1, rbuf, 2);
+		ASSERT_EQ(-ERANGE, cider_raw(self->fd, self->at.mn_id, &op, 1));
+	}
+	free(wbuf);
+	free(rbuf);
+}
+
 TEST_F(mn, cas_returns_old_value_on_success_and_failure)
 {
 	__u64 w = self->scratch, v = 0x1122334455667788ULL, got = 0;

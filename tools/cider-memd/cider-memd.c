@@ -52,6 +52,24 @@ static struct {
 
 static void *region;
 static bool region_huge;
+/*
+ * What is mapped and registered: the region plus a tail the compute nodes
+ * never address (cider.ko checks every operation against opt.size).
+ *
+ * Why: Linux 6.1's rxe (drivers/infiniband/sw/rxe/rxe_mr.c, rxe_mr_copy())
+ * advances to the next map at the end of the last buffer of a map before
+ * it checks whether anything is left to copy, reading mr->map[num_map],
+ * one pointer past its kmalloc'ed array, whenever a READ or WRITE ends
+ * exactly at the end of an MR whose page count is a multiple of
+ * RXE_BUF_PER_MAP (256 pages: any region of a whole number of MiB).
+ * KASAN reports it as a slab-out-of-bounds read in rxe_mr_copy; the value
+ * read is not used.  Upstream removed that code when it replaced the map
+ * array by an xarray (592627ccbdff "RDMA/rxe: Replace rxe_map and
+ * rxe_phys_buf by xarray", v6.4); 6.1 stable still has it.  With one more
+ * page registered, no access the region allows ends at the MR's end.
+ */
+static uint64_t region_mapped;
+#define REGION_TAIL 4096
 static struct memdev devs[MAX_DEVS];
 static int nr_devs;
 static struct conn *conns;
@@ -173,15 +191,20 @@ static int region_alloc(void)
 		return -1;
 	}
 	region = MAP_FAILED;
+	/* A huge page mapping is a whole number of huge pages. */
+	region_mapped = opt.size + (2ULL << 20);
 	if (opt.hugepages >= 0 && opt.size % (2ULL << 20) == 0)
-		region = mmap(NULL, opt.size, PROT_READ | PROT_WRITE, flags | MAP_HUGETLB, -1, 0);
+		region = mmap(NULL, region_mapped, PROT_READ | PROT_WRITE,
+			      flags | MAP_HUGETLB, -1, 0);
 	region_huge = region != MAP_FAILED;
 	if (!region_huge && opt.hugepages > 0) {
 		logmsg("no huge pages for %" PRIu64 " bytes (see /proc/sys/vm/nr_hugepages)", opt.size);
 		return -1;
 	}
-	if (!region_huge)
-		region = mmap(NULL, opt.size, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (!region_huge) {
+		region_mapped = opt.size + REGION_TAIL;
+		region = mmap(NULL, region_mapped, PROT_READ | PROT_WRITE, flags, -1, 0);
+	}
 	if (region == MAP_FAILED) {
 		logmsg("cannot allocate %" PRIu64 " bytes: %s", opt.size, strerror(errno));
 		return -1;
@@ -212,7 +235,7 @@ static struct memdev *memdev_get(struct ibv_context *verbs)
 	d->pd = ibv_alloc_pd(verbs);
 	if (!d->pd)
 		goto err;
-	d->mr = ibv_reg_mr(d->pd, region, opt.size, IBV_ACCESS_LOCAL_WRITE |
+	d->mr = ibv_reg_mr(d->pd, region, opt.size + REGION_TAIL, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_ATOMIC);
 	if (!d->mr)
@@ -411,7 +434,7 @@ static void cleanup(struct rdma_event_channel *ch, struct rdma_cm_id *listen_id)
 	if (ch)
 		rdma_destroy_event_channel(ch);
 	if (region && region != MAP_FAILED)
-		munmap(region, opt.size);
+		munmap(region, region_mapped);
 }
 
 static int parse_args(int argc, char **argv)
