@@ -381,7 +381,37 @@ static struct rdma_cm_id *on_event(struct rdma_cm_event *ev)
 	}
 }
 
-static int serve(struct rdma_event_channel *ch, int sfd)
+/*
+ * True when one of our devices is being removed.  rdma_cm reports it with
+ * RDMA_CM_EVENT_DEVICE_REMOVAL, but only when its own turn to let go of the
+ * device comes: the kernel removes its clients in the reverse order they
+ * registered (drivers/infiniband/core/device.c, disable_device()).  If
+ * uverbs registered after rdma_cm (both built in: rdma_cm links first),
+ * uverbs goes first and, for a device that cannot disassociate user
+ * contexts (rxe), waits for every process using it to close it
+ * (ib_uverbs_remove_one()) before rdma_cm tells anyone: the removal would
+ * wait for us and we for it.  uverbs deletes the device's char device
+ * before it waits, so its sysfs directory going away is the sign.
+ */
+static bool gone(struct ibv_context *verbs)
+{
+	return verbs && access(verbs->device->dev_path, F_OK) != 0;
+}
+
+static bool device_gone(struct rdma_cm_id *listen_id)
+{
+	int i;
+
+	/* The listener holds its device open before any connection does. */
+	if (gone(listen_id->verbs))
+		return true;
+	for (i = 0; i < nr_devs; i++)
+		if (gone(devs[i].verbs))
+			return true;
+	return false;
+}
+
+static int serve(struct rdma_event_channel *ch, struct rdma_cm_id *listen_id, int sfd)
 {
 	struct pollfd pfd[2] = { { .fd = ch->fd, .events = POLLIN },
 				 { .fd = sfd, .events = POLLIN } };
@@ -390,12 +420,20 @@ static int serve(struct rdma_event_channel *ch, int sfd)
 		struct rdma_cm_event *ev;
 		struct rdma_cm_id *drop;
 
-		if (poll(pfd, 2, -1) < 0) {
+		int n = poll(pfd, 2, 1000);
+
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			logmsg("poll: %s", strerror(errno));
 			return 1;
 		}
+		if (device_gone(listen_id)) {
+			logmsg("RDMA device removed; exiting");
+			exit(1);
+		}
+		if (!n)
+			continue;
 		if (pfd[1].revents) {
 			struct signalfd_siginfo si;
 
@@ -527,7 +565,7 @@ int main(int argc, char **argv)
 	}
 	logmsg("listening on %s, region %" PRIu64 " bytes%s, layout %d",
 	       opt.listen, opt.size, region_huge ? " (huge pages)" : "", CIDER_LAYOUT_VERSION);
-	ret = serve(ch, sfd);
+	ret = serve(ch, listen_id, sfd);
 	logmsg("%lu connections served, %lu disconnected", nr_connects, nr_disconnects);
 out:
 	cleanup(ch, listen_id);
