@@ -131,7 +131,7 @@ static inline int fi_fail_nth_hit(void)
 		return -1;
 	n = pread(fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
-		return -1;
+		return -errno - 1000;
 	if (strtol(buf, NULL, 10) == 0)
 		return 1;
 	fi_fail_nth(0);
