@@ -119,7 +119,8 @@ static inline int fi_fail_nth(unsigned int n)
 
 /*
  * After fi_fail_nth(): 1 if the failure was injected, 0 if the code ran
- * with fewer than n allocations (and resets the request), -1 on error.
+ * with fewer than n allocations (and resets the request), or -1000 - errno
+ * when the file cannot be read.
  */
 static inline int fi_fail_nth_hit(void)
 {
