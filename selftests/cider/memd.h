@@ -53,6 +53,19 @@ static inline int memd_wait_log(const struct memd *m, const char *what, double s
 	return -1;
 }
 
+/* What the daemon said, as TAP comments (its log is in the guest's /tmp). */
+static inline void memd_print_log(const struct memd *m)
+{
+	FILE *f = fopen(m->log, "r");
+	char line[512];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "# %s: %s", m->log, line);
+	fclose(f);
+}
+
 /* Start cider-memd with a region of @size; 0 once it listens. */
 static inline int memd_start(struct memd *m, const char *size, unsigned int port)
 {
@@ -78,7 +91,10 @@ static inline int memd_start(struct memd *m, const char *size, unsigned int port
 		execl(bin, bin, "--listen", listen, "--size", size, (char *)NULL);
 		_exit(127);
 	}
-	return memd_wait_log(m, "listening on", 10);
+	if (memd_wait_log(m, "listening on", 10) == 0)
+		return 0;
+	memd_print_log(m);
+	return -1;
 }
 
 /* Stop it with @sig, waiting at most 10 s; its exit status or -1. */
