@@ -94,6 +94,11 @@ static inline int memd_start(struct memd *m, const char *size, unsigned int port
 	if (memd_wait_log(m, "listening on", 10) == 0)
 		return 0;
 	memd_print_log(m);
+	/* No daemon outlives a failed start: one holding the RDMA device open
+	 * would block its removal (a failed fixture setup has no teardown). */
+	kill(m->pid, SIGKILL);
+	waitpid(m->pid, NULL, 0);
+	m->pid = 0;
 	return -1;
 }
 
