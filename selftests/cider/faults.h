@@ -139,10 +139,22 @@ static inline int fi_fail_nth_hit(void)
 	return 0;
 }
 
-/* Random failures for the calling thread (probability from fi_setup). */
+/*
+ * Random failures for the calling thread (probability from fi_setup).  The
+ * file is opened once per thread, before any failure is asked for: opening
+ * it to turn failures off would allocate, fail now and then, and leave the
+ * thread failing allocations for good (the fuzzer then saw ENOMEM from a
+ * GET_INFO it had made without injection).
+ */
 static inline int fi_make_it_fail(int on)
 {
-	return fi_write("/proc/thread-self/make-it-fail", on ? "1" : "0");
+	static __thread int fd = -1;
+
+	if (fd < 0)
+		fd = open("/proc/thread-self/make-it-fail", O_WRONLY);
+	if (fd < 0)
+		return -1;
+	return pwrite(fd, on ? "1" : "0", 1, 0) == 1 ? 0 : -1;
 }
 
 #endif
