@@ -91,7 +91,10 @@ static inline int memd_start(struct memd *m, const char *size, unsigned int port
 		execl(bin, bin, "--listen", listen, "--size", size, (char *)NULL);
 		_exit(127);
 	}
-	if (memd_wait_log(m, "listening on", 10) == 0)
+	/* Seconds on the debug kernel under TCG on a loaded machine (exec and
+	 * libraries over 9p, KASAN): 10 s was not always enough, and
+	 * the first start in a fresh guest is the slowest. */
+	if (memd_wait_log(m, "listening on", 60) == 0)
 		return 0;
 	memd_print_log(m);
 	/* No daemon outlives a failed start: one holding the RDMA device open
