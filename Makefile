@@ -2,7 +2,8 @@
 #
 # CIDER.  The two commands:
 #   make check   build everything with warnings as errors, run the host
-#                unit tests, boot the test VM and run the selftests in it
+#                unit tests, boot the test VM and run the selftests in it,
+#                on Debian's kernel and on a debug kernel (KASAN, lockdep)
 #   make demo    boot the test VM and show what cider.ko does today
 # Both install what they need first (tools/install-deps, needs root).
 
@@ -40,7 +41,7 @@ TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/c
 all: module userspace
 
 help:
-	@sed -n '3,7p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,8p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@tools/install-deps
@@ -120,10 +121,9 @@ kmod/core/tests/test_%: kmod/core/tests/test_%.c $(CORE_SRC) $(PROTO_SRC) $(CORE
 check:
 	@tools/check
 
-# make check plus the whole suite, the error-path test and the fuzzer under
-# the debug kernel (KASAN, lockdep, kmemleak; first build ~1 h on 2 cores).
-check-debug:
-	@CIDER_CHECK_DEBUG=1 tools/check
+# The same as make check, which now includes the debug-kernel run (the
+# suite, the error-path test and the fuzzer under KASAN, lockdep, kmemleak).
+check-debug: check
 
 demo: deps module userspace
 	tools/vm/cider-vm run --timeout 300 -- tools/vm/demo

@@ -119,7 +119,8 @@ static inline int fi_fail_nth(unsigned int n)
 
 /*
  * After fi_fail_nth(): 1 if the failure was injected, 0 if the code ran
- * with fewer than n allocations (and resets the request), -1 on error.
+ * with fewer than n allocations (and resets the request), or -1000 - errno
+ * when the file cannot be read.
  */
 static inline int fi_fail_nth_hit(void)
 {
@@ -131,17 +132,29 @@ static inline int fi_fail_nth_hit(void)
 		return -1;
 	n = pread(fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
-		return -1;
+		return -errno - 1000;
 	if (strtol(buf, NULL, 10) == 0)
 		return 1;
 	fi_fail_nth(0);
 	return 0;
 }
 
-/* Random failures for the calling thread (probability from fi_setup). */
+/*
+ * Random failures for the calling thread (probability from fi_setup).  The
+ * file is opened once per thread, before any failure is asked for: opening
+ * it to turn failures off would allocate, fail now and then, and leave the
+ * thread failing allocations for good (the fuzzer then saw ENOMEM from a
+ * GET_INFO it had made without injection).
+ */
 static inline int fi_make_it_fail(int on)
 {
-	return fi_write("/proc/thread-self/make-it-fail", on ? "1" : "0");
+	static __thread int fd = -1;
+
+	if (fd < 0)
+		fd = open("/proc/thread-self/make-it-fail", O_WRONLY);
+	if (fd < 0)
+		return -1;
+	return pwrite(fd, on ? "1" : "0", 1, 0) == 1 ? 0 : -1;
 }
 
 #endif

@@ -53,6 +53,19 @@ static inline int memd_wait_log(const struct memd *m, const char *what, double s
 	return -1;
 }
 
+/* What the daemon said, as TAP comments (its log is in the guest's /tmp). */
+static inline void memd_print_log(const struct memd *m)
+{
+	FILE *f = fopen(m->log, "r");
+	char line[512];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "# %s: %s", m->log, line);
+	fclose(f);
+}
+
 /*
  * Start cider-memd with a region of @size and the store flags in @store
  * (a NULL-terminated argv tail, or NULL for the defaults); 0 once it
@@ -87,8 +100,18 @@ static inline int memd_start_store(struct memd *m, const char *size, unsigned in
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
-	/* Generous: a loaded 2-core machine under emulation starts it slowly. */
-	return memd_wait_log(m, "listening on", 30);
+	/* Seconds on the debug kernel under TCG on a loaded machine (exec and
+	 * libraries over 9p, KASAN): 10 s was not always enough, and
+	 * the first start in a fresh guest is the slowest. */
+	if (memd_wait_log(m, "listening on", 60) == 0)
+		return 0;
+	memd_print_log(m);
+	/* No daemon outlives a failed start: one holding the RDMA device open
+	 * would block its removal (a failed fixture setup has no teardown). */
+	kill(m->pid, SIGKILL);
+	waitpid(m->pid, NULL, 0);
+	m->pid = 0;
+	return -1;
 }
 
 /* Start cider-memd with a region of @size; 0 once it listens. */

@@ -57,6 +57,24 @@ static struct cider_mn_sb sb;	/* as formatted */
 
 static void *region;
 static bool region_huge;
+/*
+ * What is mapped and registered: the region plus a tail the compute nodes
+ * never address (cider.ko checks every operation against opt.size).
+ *
+ * Why: Linux 6.1's rxe (drivers/infiniband/sw/rxe/rxe_mr.c, rxe_mr_copy())
+ * advances to the next map at the end of the last buffer of a map before
+ * it checks whether anything is left to copy, reading mr->map[num_map],
+ * one pointer past its kmalloc'ed array, whenever a READ or WRITE ends
+ * exactly at the end of an MR whose page count is a multiple of
+ * RXE_BUF_PER_MAP (256 pages: any region of a whole number of MiB).
+ * KASAN reports it as a slab-out-of-bounds read in rxe_mr_copy; the value
+ * read is not used.  Upstream removed that code when it replaced the map
+ * array by an xarray (592627ccbdff "RDMA/rxe: Replace rxe_map and
+ * rxe_phys_buf by xarray", v6.4); 6.1 stable still has it.  With one more
+ * page registered, no access the region allows ends at the MR's end.
+ */
+static uint64_t region_mapped;
+#define REGION_TAIL 4096
 static struct memdev devs[MAX_DEVS];
 static int nr_devs;
 static struct conn *conns;
@@ -196,15 +214,20 @@ static int region_alloc(void)
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 
 	region = MAP_FAILED;
+	/* A huge page mapping is a whole number of huge pages. */
+	region_mapped = opt.size + (2ULL << 20);
 	if (opt.hugepages >= 0 && opt.size % (2ULL << 20) == 0)
-		region = mmap(NULL, opt.size, PROT_READ | PROT_WRITE, flags | MAP_HUGETLB, -1, 0);
+		region = mmap(NULL, region_mapped, PROT_READ | PROT_WRITE,
+			      flags | MAP_HUGETLB, -1, 0);
 	region_huge = region != MAP_FAILED;
 	if (!region_huge && opt.hugepages > 0) {
 		logmsg("no huge pages for %" PRIu64 " bytes (see /proc/sys/vm/nr_hugepages)", opt.size);
 		return -1;
 	}
-	if (!region_huge)
-		region = mmap(NULL, opt.size, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (!region_huge) {
+		region_mapped = opt.size + REGION_TAIL;
+		region = mmap(NULL, region_mapped, PROT_READ | PROT_WRITE, flags, -1, 0);
+	}
 	if (region == MAP_FAILED) {
 		logmsg("cannot allocate %" PRIu64 " bytes: %s", opt.size, strerror(errno));
 		return -1;
@@ -235,7 +258,7 @@ static struct memdev *memdev_get(struct ibv_context *verbs)
 	d->pd = ibv_alloc_pd(verbs);
 	if (!d->pd)
 		goto err;
-	d->mr = ibv_reg_mr(d->pd, region, opt.size, IBV_ACCESS_LOCAL_WRITE |
+	d->mr = ibv_reg_mr(d->pd, region, opt.size + REGION_TAIL, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_ATOMIC);
 	if (!d->mr)
@@ -381,7 +404,37 @@ static struct rdma_cm_id *on_event(struct rdma_cm_event *ev)
 	}
 }
 
-static int serve(struct rdma_event_channel *ch, int sfd)
+/*
+ * True when one of our devices is being removed.  rdma_cm reports it with
+ * RDMA_CM_EVENT_DEVICE_REMOVAL, but only when its own turn to let go of the
+ * device comes: the kernel removes its clients in the reverse order they
+ * registered (drivers/infiniband/core/device.c, disable_device()).  If
+ * uverbs registered after rdma_cm (both built in: rdma_cm links first),
+ * uverbs goes first and, for a device that cannot disassociate user
+ * contexts (rxe), waits for every process using it to close it
+ * (ib_uverbs_remove_one()) before rdma_cm tells anyone: the removal would
+ * wait for us and we for it.  uverbs deletes the device's char device
+ * before it waits, so its sysfs directory going away is the sign.
+ */
+static bool gone(struct ibv_context *verbs)
+{
+	return verbs && access(verbs->device->dev_path, F_OK) != 0;
+}
+
+static bool device_gone(struct rdma_cm_id *listen_id)
+{
+	int i;
+
+	/* The listener holds its device open before any connection does. */
+	if (gone(listen_id->verbs))
+		return true;
+	for (i = 0; i < nr_devs; i++)
+		if (gone(devs[i].verbs))
+			return true;
+	return false;
+}
+
+static int serve(struct rdma_event_channel *ch, struct rdma_cm_id *listen_id, int sfd)
 {
 	struct pollfd pfd[2] = { { .fd = ch->fd, .events = POLLIN },
 				 { .fd = sfd, .events = POLLIN } };
@@ -390,12 +443,20 @@ static int serve(struct rdma_event_channel *ch, int sfd)
 		struct rdma_cm_event *ev;
 		struct rdma_cm_id *drop;
 
-		if (poll(pfd, 2, -1) < 0) {
+		int n = poll(pfd, 2, 1000);
+
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			logmsg("poll: %s", strerror(errno));
 			return 1;
 		}
+		if (device_gone(listen_id)) {
+			logmsg("RDMA device removed; exiting");
+			exit(1);
+		}
+		if (!n)
+			continue;
 		if (pfd[1].revents) {
 			struct signalfd_siginfo si;
 
@@ -434,7 +495,7 @@ static void cleanup(struct rdma_event_channel *ch, struct rdma_cm_id *listen_id)
 	if (ch)
 		rdma_destroy_event_channel(ch);
 	if (region && region != MAP_FAILED)
-		munmap(region, opt.size);
+		munmap(region, region_mapped);
 }
 
 /* A decimal count with no suffix, 1..max. */
@@ -649,7 +710,7 @@ int main(int argc, char **argv)
 	       PRIu64 " keys", opt.listen, opt.size, region_huge ? " (huge pages)" : "",
 	       CIDER_LAYOUT_VERSION, cider_store_index_name(sb.index),
 	       cider_store_mode_name(sb.mode), sb.nr_keys);
-	ret = serve(ch, sfd);
+	ret = serve(ch, listen_id, sfd);
 	logmsg("%lu connections served, %lu disconnected", nr_connects, nr_disconnects);
 out:
 	cleanup(ch, listen_id);

@@ -69,7 +69,9 @@ struct cider_info {
  *   EINVAL bad field; EPERM no CAP_SYS_ADMIN; ETIMEDOUT no answer in time;
  *   ECONNREFUSED rejected; EHOSTUNREACH no route; EOPNOTSUPP the RDMA
  *   device cannot do what CIDER needs (named in the kernel log); EPROTO
- *   not a CIDER memory node or another layout version.
+ *   not a CIDER memory node or another layout version; ENOMEM out of
+ *   memory, or ENOBUFS when the network stack ran out of it resolving the
+ *   node's address (a route or neighbour entry, in the calling thread).
  */
 #define CIDER_MAX_CN_ID		255
 #define CIDER_ATTACH_TIMEOUT_MS	5000	/* when timeout_ms is 0 */
