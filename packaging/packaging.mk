@@ -52,17 +52,20 @@ $(SOLIB): lib/cider.c lib/cider-uring.c $(LIB_HDR) lib/cider-uring.h packaging/l
 	ln -sf $(notdir $@) build/lib/$(SONAME)
 	ln -sf $(SONAME) build/lib/libcider.so
 
-build/libcider.pc: packaging/libcider.pc.in VERSION
+build/libcider.pc: packaging/libcider.pc.in VERSION FORCE
 	@mkdir -p build
-	$(SUBST) $< > $@
+	$(SUBST) $< > $@.tmp && mv $@.tmp $@
 
-build/cider-memd@.service: packaging/cider-memd@.service.in VERSION
+build/cider-memd@.service: packaging/cider-memd@.service.in VERSION FORCE
 	@mkdir -p build
-	$(SUBST) $< > $@
+	$(SUBST) $< > $@.tmp && mv $@.tmp $@
 
-build/dkms.conf: packaging/dkms.conf.in VERSION
+build/dkms.conf: packaging/dkms.conf.in VERSION FORCE
 	@mkdir -p build
-	$(SUBST) $< > $@
+	$(SUBST) $< > $@.tmp && mv $@.tmp $@
+
+# Generated from templates with the paths of this call: always remade.
+FORCE:
 
 libs: lib/libcider.a $(SOLIB) build/libcider.pc
 
