@@ -41,7 +41,7 @@ SUBST = sed -e 's|@VERSION@|$(CIDER_VER)|g' -e 's|@PREFIX@|$(PREFIX)|g' \
 	-e 's|@DOCDIR@|$(DOCDIR)|g'
 INSTALLED_TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench
 
-.PHONY: install install-lib install-tools install-man install-system install-dkms \
+.PHONY: dist-build install install-lib install-tools install-man install-system install-dkms \
 	libs man man-check deb packaging-check
 
 $(SOLIB): lib/cider.c lib/cider-uring.c $(LIB_HDR) lib/cider-uring.h packaging/libcider.map
@@ -84,6 +84,9 @@ man: $(MAN_PAGES) $(MAN_LINKS)
 # list the same options (packaging/man-check).
 man-check: man $(INSTALLED_TOOLS)
 	packaging/man-check build/man $(INSTALLED_TOOLS)
+
+# What the Debian build compiles (no module: DKMS builds it where installed).
+dist-build: libs man $(INSTALLED_TOOLS) build/cider-memd@.service build/dkms.conf
 
 install-lib: libs
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/cider/linux
