@@ -156,3 +156,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -f lib/*.o lib/*.a $(TOOLS) $(SELFTESTS) $(DEBUG_SELFTESTS) $(HOST_TESTS)
 	rm -rf build
+include packaging/packaging.mk
