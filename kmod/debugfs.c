@@ -10,7 +10,7 @@
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 
-#include "cider.h"
+#include "debugfs.h"
 #include "fault.h"
 #include "mn.h"
 
@@ -73,12 +73,12 @@ static void cider_snap_show(struct seq_file *m, const char *what, int idx,
 static int cider_mn_stats_show(struct seq_file *m, void *unused)
 {
 	struct cider_mn *mn = m->private;
+	bool live = cider_mn_uapi_state(mn) == CIDER_MN_LIVE;
 	struct cider_chan_snap c, total = {};
 	unsigned int i;
 
 	seq_printf(m, "mn=%u state=%s reason=%d cn=%u dev=%s channels=%u region=%llu\n",
-		   mn->id, atomic_read(&mn->state) == CIDER_MN_LIVE ? "live" : "dead",
-		   atomic_read(&mn->state) == CIDER_MN_LIVE ? 0 : mn->dead_reason,
+		   mn->id, live ? "live" : "dead", live ? 0 : READ_ONCE(mn->dead_reason),
 		   mn->cn_id, mn->ibdev_name, mn->nr_chans, mn->size);
 	for (i = 0; i < mn->nr_chans; i++) {
 		cider_chan_snapshot(&mn->chans[i], &c);
