@@ -294,7 +294,7 @@ static int cider_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	if (cider_cm_setup_event(ch, ev)) {
 		/* Injected (fault.h): an event rxe does not produce, now. */
 		if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
-			cider_fault_cm_event(id, ev, cider_cm_handler);
+			cider_fault_cm_event(id, ch->index, ev, cider_cm_handler);
 		return 0;
 	}
 	switch (ev->event) {
@@ -670,7 +670,8 @@ bool cider_channel_idle(struct cider_channel *ch, unsigned long idle)
 	bool ret;
 
 	spin_lock_bh(&ch->lock);
-	ret = ch->state == CIDER_CHAN_LIVE && list_empty(&ch->inflight) && list_empty(&ch->backlog) &&
+	ret = ch->state == CIDER_CHAN_LIVE &&
+	      list_empty(&ch->inflight) && list_empty(&ch->backlog) &&
 	      time_after(jiffies, ch->last_active + idle);
 	spin_unlock_bh(&ch->lock);
 	return ret;

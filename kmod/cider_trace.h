@@ -30,45 +30,37 @@
 			 { 3, "drained" })
 
 TRACE_EVENT(cider_mn_state,
-	TP_PROTO(u32 mn, int old, int new, int reason),
-	TP_ARGS(mn, old, new, reason),
-	TP_STRUCT__entry(
-		__field(u32, mn)
-		__field(int, old)
-		__field(int, new)
-		__field(int, reason)
-	),
-	TP_fast_assign(
-		__entry->mn = mn;
-		__entry->old = old;
-		__entry->new = new;
-		__entry->reason = reason;
-	),
-	TP_printk("mn%u %s -> %s reason=%d", __entry->mn,
-		  cider_show_mn_state(__entry->old),
-		  cider_show_mn_state(__entry->new), __entry->reason)
+	    TP_PROTO(u32 mn, int old, int new, int reason),
+	    TP_ARGS(mn, old, new, reason),
+	    TP_STRUCT__entry(__field(u32, mn)
+			     __field(int, old)
+			     __field(int, new)
+			     __field(int, reason)),
+	    TP_fast_assign(__entry->mn = mn;
+			   __entry->old = old;
+			   __entry->new = new;
+			   __entry->reason = reason;),
+	    TP_printk("mn%u %s -> %s reason=%d", __entry->mn,
+		      cider_show_mn_state(__entry->old),
+		      cider_show_mn_state(__entry->new), __entry->reason)
 );
 
 TRACE_EVENT(cider_chan_state,
-	TP_PROTO(const char *owner, unsigned int index, int old, int new, int reason),
-	TP_ARGS(owner, index, old, new, reason),
-	TP_STRUCT__entry(
-		__string(owner, owner)
-		__field(unsigned int, index)
-		__field(int, old)
-		__field(int, new)
-		__field(int, reason)
-	),
-	TP_fast_assign(
-		__assign_str(owner, owner);
-		__entry->index = index;
-		__entry->old = old;
-		__entry->new = new;
-		__entry->reason = reason;
-	),
-	TP_printk("%s channel %u %s -> %s reason=%d", __get_str(owner),
-		  __entry->index, cider_show_chan_state(__entry->old),
-		  cider_show_chan_state(__entry->new), __entry->reason)
+	    TP_PROTO(const char *owner, unsigned int index, int old, int new, int reason),
+	    TP_ARGS(owner, index, old, new, reason),
+	    TP_STRUCT__entry(__string(owner, owner)
+			     __field(unsigned int, index)
+			     __field(int, old)
+			     __field(int, new)
+			     __field(int, reason)),
+	    TP_fast_assign(__assign_str(owner, owner);
+			   __entry->index = index;
+			   __entry->old = old;
+			   __entry->new = new;
+			   __entry->reason = reason;),
+	    TP_printk("%s channel %u %s -> %s reason=%d", __get_str(owner),
+		      __entry->index, cider_show_chan_state(__entry->old),
+		      cider_show_chan_state(__entry->new), __entry->reason)
 );
 
 #endif /* _CIDER_TRACE_H */

@@ -19,11 +19,12 @@
  *   swab_atomics
  *	atomic results come back byte-swapped, as from a device that gets
  *	the endianness of atomic responses wrong
- *   cm_event, cm_event_times
- *	the next cm_event_times channels that reach ESTABLISHED receive,
- *	right after it, a CM event of kind cm_event (enum rdma_cm_event_type:
- *	10 DISCONNECTED, 14 ADDR_CHANGE, ...), as rdma_cm would deliver it;
- *	rxe never moves an address (that takes a bonding fail-over)
+ *   cm_event, cm_event_times, cm_event_channel
+ *	the next cm_event_times channels with index cm_event_channel or
+ *	higher that reach ESTABLISHED receive, right after it, a CM event of
+ *	kind cm_event (enum rdma_cm_event_type: 10 DISCONNECTED,
+ *	14 ADDR_CHANGE, ...), as rdma_cm would deliver it; rxe never moves
+ *	an address (that takes a bonding fail-over)
  *   hello_size_delta
  *	added to the region size a memory node's connection hello
  *	announces, as from a node whose hello and superblock disagree
@@ -47,8 +48,8 @@ int cider_fault_post_send(struct ib_qp *qp, struct ib_send_wr *first,
 			  const struct ib_send_wr **bad);
 bool cider_fault_drop_cqe(void);
 bool cider_fault_swab_atomics(void);
-void cider_fault_cm_event(struct rdma_cm_id *id, const struct rdma_cm_event *ev,
-			  rdma_cm_event_handler handler);
+void cider_fault_cm_event(struct rdma_cm_id *id, unsigned int index,
+			  const struct rdma_cm_event *ev, rdma_cm_event_handler handler);
 s64 cider_fault_hello_size_delta(void);
 void cider_fault_cm_delay(void);
 void cider_fault_remove_delay(void);
