@@ -23,7 +23,7 @@ LIB_HDR := lib/cider.h uapi/linux/cider.h
 SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop
 # Run only under the debug kernel (they need its fault injection).
 DEBUG_SELFTESTS := selftests/cider/faults selftests/cider/fuzz
-CORE_SRC := kmod/core/credit.c kmod/core/backoff.c
+CORE_SRC := kmod/core/credit.c kmod/core/backoff.c kmod/core/store.c
 PROTO_SRC := $(addprefix kmod/core/,client.c lockqueue.c writecomb.c localwc.c contention.c alloc.c \
 	slab.c race.c hashindex.c block.c)
 SIM_SRC := $(wildcard tools/cider-sim/*.c) $(PROTO_SRC) kmod/core/backoff.c lib/workload.c
@@ -89,8 +89,9 @@ lib/libcider.a: $(LIB_SRC) $(LIB_HDR) lib/cider-uring.c lib/cider-uring.h
 tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a
 
-tools/cider-memd/cider-memd: tools/cider-memd/cider-memd.c $(CORE_HDR)
-	$(CC) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $< -lrdmacm -libverbs
+MEMD_SRC := tools/cider-memd/cider-memd.c kmod/core/store.c kmod/core/block.c
+tools/cider-memd/cider-memd: $(MEMD_SRC) $(CORE_HDR)
+	$(CC) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs
 
 tools/cider-bench/cider-bench: tools/cider-bench/cider-bench.c lib/libcider.a $(CORE_HDR)
 	$(CC) $(CPPFLAGS) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a -luring -lpthread
@@ -105,8 +106,12 @@ build/cider-sim-san: $(SIM_SRC) $(SIM_HDR)
 
 # The kernel's harness is included as a system header: it is not ours to
 # make -Wextra clean, our tests are.
-selftests/cider/%: selftests/cider/%.c $(wildcard selftests/cider/*.h) lib/libcider.a $(LT)/.done
-	$(CC) $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a -luring -lpthread
+# The store's format (what cider-memd writes) is checked with its own code.
+SELFTEST_CORE := kmod/core/store.c kmod/core/block.c
+selftests/cider/%: selftests/cider/%.c $(wildcard selftests/cider/*.h) $(SELFTEST_CORE) $(CORE_HDR) \
+		   lib/libcider.a $(LT)/.done
+	$(CC) $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) -o $@ $< $(SELFTEST_CORE) \
+		lib/libcider.a -luring -lpthread
 
 lib/test_libcider: lib/test_libcider.c $(LIB_SRC) $(LIB_HDR) $(LT)/.done
 	$(CC) $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< $(LIB_SRC)

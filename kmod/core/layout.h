@@ -13,7 +13,7 @@
 #include "platform.h"
 
 #define CIDER_MN_MAGIC		0x314e4d5245444943ULL	/* "CIDERMN1" */
-#define CIDER_LAYOUT_VERSION	1
+#define CIDER_LAYOUT_VERSION	2	/* 2: the KV store's format (store.h) */
 #define CIDER_MN_ALIGN		4096ULL
 #define CIDER_MN_SB_AREA	4096ULL		/* the superblock's own area */
 #define CIDER_MN_MAX_CNS	256
@@ -47,8 +47,30 @@ struct cider_mn_sb {
 	u64 alloc_cursor;	/* bytes of the data area claimed, by FAA */
 	u64 probe;		/* scratch word for attach-time atomic probes */
 	u64 reader_fence;	/* readers that reclamation must wait for (slab.h) */
-	u64 reserved[15];
+	/* The KV store, as cider-memd formatted it (store.h). */
+	u32 index;		/* CIDER_SB_INDEX_* */
+	u32 mode;		/* CIDER_SB_MODE_*: every CN synchronizes so */
+	u64 nr_keys;		/* capacity the index was sized for */
+	u64 nr_buckets;		/* hash: buckets of 8 slots; array: 0 */
+	u64 bucket_off;		/* hash: the buckets, after the directory page */
+	u64 nr_locks;		/* lock entries at lock_off, one per index word */
+	u64 ilock_off;		/* hash: INSERT locks, one per bucket */
+	u64 lease_ns;		/* longest a CN may hold a lock */
+	u64 grace_ns;		/* a freed block's quarantine (slab.h) */
+	u32 max_key_len;
+	u32 max_value_len;
+	u64 reserved[6];
 };
+
+/* cider_mn_sb.index: 0 is "not a KV store", so a zeroed word is refused. */
+#define CIDER_SB_INDEX_ARRAY	1	/* the paper's pointer array, u64 keys */
+#define CIDER_SB_INDEX_HASH	2	/* RACE-style hash index (race.h) */
+
+/* cider_mn_sb.mode */
+#define CIDER_SB_MODE_OSYNC	1	/* out-of-place write + CAS, retries */
+#define CIDER_SB_MODE_CASLOCK	2	/* a CAS spinlock per key */
+#define CIDER_SB_MODE_MCS	3	/* a distributed MCS lock per key */
+#define CIDER_SB_MODE_CIDER	4	/* contention-aware, write combining */
 
 /*
  * The private data of the MN's accept: enough for a CN to address the
@@ -69,37 +91,5 @@ struct cider_cn_hello {
 	u32 cn_id;
 	u32 channel;
 };
-
-/*
- * Lay out a region of @size bytes into @sb (not yet written anywhere).
- * Index gets 1/32 of the region, locks 1/16, the rest is data; returns
- * false if @size is too small or not aligned.
- */
-static inline bool cider_mn_layout(struct cider_mn_sb *sb, u64 size, u64 chunk)
-{
-	u64 off = CIDER_MN_SB_AREA, a = CIDER_MN_ALIGN;
-
-	if (size < CIDER_MN_MIN_SIZE || size % a || !chunk || chunk % a)
-		return false;
-	memset(sb, 0, sizeof(*sb));
-	sb->magic = CIDER_MN_MAGIC;
-	sb->layout_version = CIDER_LAYOUT_VERSION;
-	sb->region_size = size;
-	sb->chunk_size = chunk;
-	sb->member_off = off;
-	sb->member_size = (CIDER_MN_MAX_CNS * sizeof(struct cider_mn_member) + a - 1) / a * a;
-	off += sb->member_size;
-	sb->index_off = off;
-	sb->index_size = size / 32 / a * a;
-	off += sb->index_size;
-	sb->lock_off = off;
-	sb->lock_size = size / 16 / a * a;
-	off += sb->lock_size;
-	sb->data_off = (off + chunk - 1) / chunk * chunk;
-	if (sb->data_off + chunk > size)
-		return false;
-	sb->data_size = (size - sb->data_off) / chunk * chunk;
-	return true;
-}
 
 #endif

@@ -22,7 +22,7 @@
 #include "kselftest_harness.h"
 #include "cider.h"
 #include "cider-uring.h"
-#include "../../kmod/core/layout.h"
+#include "../../kmod/core/store.h"
 #include "memd.h"
 #include "rawops.h"
 
@@ -88,16 +88,16 @@ TEST_F(mn, attach_reports_region_and_channels)
 
 TEST_F(mn, superblock_is_formatted)
 {
+	/* cider-memd's defaults: a hash-indexed store in cider mode. */
+	struct cider_store_params p = {
+		.region_size = REGION, .index = CIDER_SB_INDEX_HASH, .mode = CIDER_SB_MODE_CIDER,
+	};
 	struct cider_mn_sb want;
 
 	NEED_MN();
-	ASSERT_TRUE(cider_mn_layout(&want, REGION, 64 << 10));
-	ASSERT_EQ(CIDER_MN_MAGIC, self->sb.magic);
-	ASSERT_EQ(CIDER_LAYOUT_VERSION, self->sb.layout_version);
-	ASSERT_EQ(REGION, self->sb.region_size);
-	ASSERT_EQ(want.index_off, self->sb.index_off);
-	ASSERT_EQ(want.data_off, self->sb.data_off);
-	ASSERT_EQ(want.data_size, self->sb.data_size);
+	ASSERT_EQ(NULL, cider_store_format(&want, &p));
+	ASSERT_EQ(0, memcmp(&want, &self->sb, sizeof(want)));
+	ASSERT_EQ(NULL, cider_store_check(&self->sb, REGION));
 	ASSERT_EQ(0, self->sb.alloc_cursor);
 }
 

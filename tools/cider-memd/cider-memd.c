@@ -24,7 +24,7 @@
 
 #include <rdma/rdma_cma.h>
 
-#include "layout.h"
+#include "store.h"
 
 #define MAX_DEVS 8
 
@@ -45,10 +45,15 @@ struct conn {
 static struct {
 	const char *listen;
 	uint64_t size;
-	uint64_t chunk;
+	struct cider_store_params store;	/* region_size filled in last */
 	int hugepages;		/* -1 never, 0 auto, 1 always */
 	bool verbose;
-} opt = { .size = 64ULL << 20, .chunk = 64ULL << 10 };
+	bool dry_run;
+} opt = {
+	.size = 64ULL << 20,
+	.store = { .index = CIDER_SB_INDEX_HASH, .mode = CIDER_SB_MODE_CIDER },
+};
+static struct cider_mn_sb sb;	/* as formatted */
 
 static void *region;
 static bool region_huge;
@@ -77,16 +82,27 @@ static void usage(FILE *f)
 "    cider-memd - CIDER memory node: a passive region served over RDMA\n"
 "\n"
 "SYNOPSIS\n"
-"    cider-memd --listen ADDR:PORT [--size SIZE] [--chunk SIZE]\n"
-"               [--hugepages auto|always|never] [--verbose]\n"
+"    cider-memd --listen ADDR:PORT [--size SIZE] [--index hash|array]\n"
+"               [--keys N] [--mode osync|caslock|mcs|cider] [--lease-ms MS]\n"
+"               [--grace-us US] [--chunk SIZE] [--hugepages auto|always|never]\n"
+"               [--verbose]\n"
+"    cider-memd --dry-run [--size SIZE] [store options]\n"
 "\n"
 "DESCRIPTION\n"
-"    Allocates one memory region, formats its superblock (layout version %d:\n"
-"    membership table, index, lock and data areas, chunk-allocation cursor),\n"
-"    registers it with local write and remote read, write and atomic access\n"
-"    on every RDMA device a compute node connects through, and accepts any\n"
-"    number of rdma_cm connections.  The accept carries the region's address,\n"
-"    rkey, size and layout version.  After start-up the daemon only logs\n"
+"    Allocates one memory region and formats a KV store in it (layout\n"
+"    version %d): a superblock recording the store's parameters, a\n"
+"    membership table, the index (hash: 1..1024-byte keys, 0..64 KiB\n"
+"    values; array: the paper's pointer array, 8-byte integer keys\n"
+"    0..N-1 and 8-byte values), a lock entry per index word and the data\n"
+"    area, handed out in chunks.  Every compute node reads the parameters\n"
+"    at attach, so all of them run the same mode on the same layout.\n"
+"    The memory is not persistent: a restart formats an empty store.\n"
+"\n"
+"    The region is registered with local write and remote read, write and\n"
+"    atomic access on every RDMA device a compute node connects through;\n"
+"    any number of rdma_cm connections are accepted.  The accept carries\n"
+"    the region's address, rkey, size and layout version.  After start-up\n"
+"    the daemon only logs\n"
 "    connects and disconnects: compute nodes use the region with one-sided\n"
 "    READ, WRITE, compare-and-swap and fetch-and-add.\n"
 "\n"
@@ -95,7 +111,20 @@ static void usage(FILE *f)
 "                             [IPv6]:port); required\n"
 "    -s, --size SIZE          region size, with K, M or G suffix (default 64M,\n"
 "                             at least 1M, a multiple of 4K)\n"
-"    -c, --chunk SIZE         allocation chunk of the data area (default 64K)\n"
+"    -i, --index NAME         hash (default) or array\n"
+"    -k, --keys N             capacity the index is sized for (default: one\n"
+"                             key per KiB of region); the hash index gets\n"
+"                             four slots per key, the array N pointers\n"
+"    -m, --mode NAME          synchronization every compute node uses:\n"
+"                             osync, caslock, mcs or cider (default)\n"
+"        --lease-ms MS        longest a compute node may hold a key's lock\n"
+"                             before others recover it (default 50)\n"
+"        --grace-us US        how long a freed block waits before reuse\n"
+"                             (default 2000; shorter than the lease)\n"
+"    -c, --chunk SIZE         allocation chunk of the data area (default 1M\n"
+"                             for hash, which must hold a 128 KiB block;\n"
+"                             64K for array)\n"
+"    -n, --dry-run            print the store's layout and exit\n"
 "    -H, --hugepages MODE     auto: 2 MiB pages when available (default);\n"
 "                             always: fail without them; never\n"
 "    -v, --verbose            log every connection event\n"
@@ -165,13 +194,7 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss)
 static int region_alloc(void)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
-	struct cider_mn_sb sb;
 
-	if (!cider_mn_layout(&sb, opt.size, opt.chunk)) {
-		logmsg("size %" PRIu64 " with chunk %" PRIu64 " cannot be laid out "
-		       "(size >= 1M, multiple of 4K; chunk a multiple of 4K)", opt.size, opt.chunk);
-		return -1;
-	}
 	region = MAP_FAILED;
 	if (opt.hugepages >= 0 && opt.size % (2ULL << 20) == 0)
 		region = mmap(NULL, opt.size, PROT_READ | PROT_WRITE, flags | MAP_HUGETLB, -1, 0);
@@ -414,31 +437,139 @@ static void cleanup(struct rdma_event_channel *ch, struct rdma_cm_id *listen_id)
 		munmap(region, opt.size);
 }
 
+/* A decimal count with no suffix, 1..max. */
+static bool parse_count(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || !v || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_name(const char *s, const char *(*name)(uint32_t), uint32_t *out)
+{
+	uint32_t v;
+
+	for (v = 1; name(v); v++) {
+		if (!strcmp(s, name(v))) {
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The store options; 0 when @c is one of them and it parsed. */
+static int parse_store_arg(int c, const char *arg)
+{
+	struct cider_store_params *p = &opt.store;
+	uint64_t v;
+
+	switch (c) {
+	case 'i':
+		if (parse_name(arg, cider_store_index_name, &p->index))
+			return 0;
+		fprintf(stderr, "cider-memd: --index is hash or array\n");
+		return 2;
+	case 'm':
+		if (parse_name(arg, cider_store_mode_name, &p->mode))
+			return 0;
+		fprintf(stderr, "cider-memd: --mode is osync, caslock, mcs or cider\n");
+		return 2;
+	case 'k':
+		if (parse_count(arg, CIDER_STORE_MAX_KEYS, &v)) {
+			p->nr_keys = v;
+			return 0;
+		}
+		fprintf(stderr, "cider-memd: bad --keys '%s' (1..2^32)\n", arg);
+		return 2;
+	case 'L':
+		if (parse_count(arg, CIDER_STORE_MAX_LEASE_NS / 1000000, &v)) {
+			p->lease_ns = v * 1000000;
+			return 0;
+		}
+		fprintf(stderr, "cider-memd: bad --lease-ms '%s'\n", arg);
+		return 2;
+	case 'G':
+		if (parse_count(arg, CIDER_STORE_MAX_LEASE_NS / 1000, &v)) {
+			p->grace_ns = v * 1000;
+			return 0;
+		}
+		fprintf(stderr, "cider-memd: bad --grace-us '%s'\n", arg);
+		return 2;
+	case 'c':
+		if (parse_size(arg, &v) && v) {
+			p->chunk_size = v;
+			return 0;
+		}
+		fprintf(stderr, "cider-memd: bad --chunk '%s'\n", arg);
+		return 2;
+	}
+	return -1;
+}
+
+static void print_format(FILE *f)
+{
+	uint64_t chunk = sb.chunk_size;
+
+	fprintf(f, "store: %s index, %s mode, %" PRIu64 " keys, lease %" PRIu64
+		" ms, grace %" PRIu64 " us\n", cider_store_index_name(sb.index),
+		cider_store_mode_name(sb.mode), (uint64_t)sb.nr_keys,
+		(uint64_t)sb.lease_ns / 1000000, (uint64_t)sb.grace_ns / 1000);
+	fprintf(f, "region: %" PRIu64 " bytes, layout version %u\n",
+		(uint64_t)sb.region_size, sb.layout_version);
+	fprintf(f, "  members at %#10" PRIx64 ", %" PRIu64 " bytes\n",
+		(uint64_t)sb.member_off, (uint64_t)sb.member_size);
+	fprintf(f, "  index   at %#10" PRIx64 ", %" PRIu64 " bytes",
+		(uint64_t)sb.index_off, (uint64_t)sb.index_size);
+	if (sb.index == CIDER_SB_INDEX_HASH)
+		fprintf(f, " (%" PRIu64 " buckets of 8 slots)", (uint64_t)sb.nr_buckets);
+	fprintf(f, "\n  locks   at %#10" PRIx64 ", %" PRIu64 " bytes (%" PRIu64 " entries)\n",
+		(uint64_t)sb.lock_off, (uint64_t)sb.lock_size, (uint64_t)sb.nr_locks);
+	fprintf(f, "  data    at %#10" PRIx64 ", %" PRIu64 " bytes (%" PRIu64
+		" chunks of %" PRIu64 ")\n", (uint64_t)sb.data_off,
+		(uint64_t)sb.data_size, (uint64_t)sb.data_size / chunk, chunk);
+	fprintf(f, "  keys up to %u bytes, values up to %u bytes\n", sb.max_key_len,
+		sb.max_value_len);
+}
+
 static int parse_args(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 's' },
+		{ "index", required_argument, NULL, 'i' },
+		{ "keys", required_argument, NULL, 'k' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "lease-ms", required_argument, NULL, 'L' },
+		{ "grace-us", required_argument, NULL, 'G' },
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "hugepages", required_argument, NULL, 'H' },
+		{ "dry-run", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	const char *why;
+	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "l:s:c:H:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:s:i:k:m:c:H:nvh", lo, NULL)) != -1) {
+		ret = parse_store_arg(c, optarg);
+		if (ret >= 0) {
+			if (ret)
+				return ret;
+			continue;
+		}
 		switch (c) {
 		case 'l': opt.listen = optarg; break;
 		case 's':
 			if (!parse_size(optarg, &opt.size)) {
 				fprintf(stderr, "cider-memd: bad --size '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'c':
-			if (!parse_size(optarg, &opt.chunk)) {
-				fprintf(stderr, "cider-memd: bad --chunk '%s'\n", optarg);
 				return 2;
 			}
 			break;
@@ -454,15 +585,23 @@ static int parse_args(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'n': opt.dry_run = true; break;
 		case 'v': opt.verbose = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc || !opt.listen) {
+	if (optind != argc || (!opt.listen && !opt.dry_run)) {
 		fprintf(stderr, "cider-memd: %s\n", optind != argc ?
 			"unexpected argument" : "--listen ADDR:PORT is required");
 		usage(stderr);
+		return 2;
+	}
+	opt.store.region_size = opt.size;
+	why = cider_store_format(&sb, &opt.store);
+	if (why) {
+		fprintf(stderr, "cider-memd: cannot format a store of %" PRIu64 " bytes: %s\n",
+			opt.size, why);
 		return 2;
 	}
 	return 0;
@@ -479,6 +618,10 @@ int main(int argc, char **argv)
 	ret = parse_args(argc, argv);
 	if (ret)
 		return ret;
+	if (opt.dry_run) {
+		print_format(stdout);
+		return 0;
+	}
 	if (parse_listen(opt.listen, &ss)) {
 		fprintf(stderr, "cider-memd: bad --listen '%s' (want a.b.c.d:port or [v6]:port)\n",
 			opt.listen);
@@ -502,8 +645,10 @@ int main(int argc, char **argv)
 		logmsg("cannot listen on %s: %s", opt.listen, strerror(errno));
 		goto out;
 	}
-	logmsg("listening on %s, region %" PRIu64 " bytes%s, layout %d",
-	       opt.listen, opt.size, region_huge ? " (huge pages)" : "", CIDER_LAYOUT_VERSION);
+	logmsg("listening on %s, region %" PRIu64 " bytes%s, layout %d, %s index, %s mode, %"
+	       PRIu64 " keys", opt.listen, opt.size, region_huge ? " (huge pages)" : "",
+	       CIDER_LAYOUT_VERSION, cider_store_index_name(sb.index),
+	       cider_store_mode_name(sb.mode), sb.nr_keys);
 	ret = serve(ch, sfd);
 	logmsg("%lu connections served, %lu disconnected", nr_connects, nr_disconnects);
 out:

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The KV store's format (store.h).
+ *
+ * Region, in order, each area 4 KiB aligned:
+ *   superblock | membership table | index | lock entries | KV blocks
+ * Pointer array: one 8-byte data pointer per key (kv.h), one 16-byte lock
+ * entry per key.  Hash index: a directory page, then 2^n buckets of 8
+ * slots sized so that the keys fill a quarter of the slots (RACE sizes
+ * for inserts so); a lock entry per slot, then an INSERT lock per bucket.
+ * The KV blocks start on a chunk boundary: CNs claim whole chunks with a
+ * FAA on alloc_cursor and carve blocks out of them.
+ */
+#include "store.h"
+#include "block.h"
+#include "kv.h"
+#include "race.h"
+
+#define CIDER_ARRAY_CHUNK	(64ULL << 10)
+#define CIDER_HASH_CHUNK	(1024ULL << 10)
+#define CIDER_LOCK_ENTRY	16
+
+static u64 cider_align(u64 x, u64 a)
+{
+	return (x + a - 1) / a * a;
+}
+
+const char *cider_store_index_name(u32 index)
+{
+	switch (index) {
+	case CIDER_SB_INDEX_ARRAY:
+		return "array";
+	case CIDER_SB_INDEX_HASH:
+		return "hash";
+	}
+	return NULL;
+}
+
+const char *cider_store_mode_name(u32 mode)
+{
+	switch (mode) {
+	case CIDER_SB_MODE_OSYNC:
+		return "osync";
+	case CIDER_SB_MODE_CASLOCK:
+		return "caslock";
+	case CIDER_SB_MODE_MCS:
+		return "mcs";
+	case CIDER_SB_MODE_CIDER:
+		return "cider";
+	}
+	return NULL;
+}
+
+/* Defaults filled in, every parameter checked on its own. */
+static const char *cider_store_resolve(struct cider_store_params *p)
+{
+	if (!cider_store_index_name(p->index))
+		return "unknown index (array or hash)";
+	if (!cider_store_mode_name(p->mode))
+		return "unknown synchronization mode (osync, caslock, mcs or cider)";
+	if (p->region_size < CIDER_MN_MIN_SIZE || p->region_size > CIDER_STORE_MAX_REGION ||
+	    p->region_size % CIDER_MN_ALIGN)
+		return "region size must be a multiple of 4 KiB from 1 MiB to 64 TiB";
+	if (!p->chunk_size)
+		p->chunk_size = p->index == CIDER_SB_INDEX_HASH ? CIDER_HASH_CHUNK :
+				CIDER_ARRAY_CHUNK;
+	if (p->chunk_size % CIDER_MN_ALIGN || p->chunk_size > p->region_size)
+		return "chunk size must be a multiple of 4 KiB, at most the region";
+	/* A chunk holds whole blocks, the largest class included. */
+	if (p->index == CIDER_SB_INDEX_HASH &&
+	    p->chunk_size < cider_class_size((u32)cider_block_class(CIDER_MAX_KEY,
+								   CIDER_MAX_VALUE)))
+		return "chunk size must hold the largest block (128 KiB) with the hash index";
+	if (!p->nr_keys)
+		p->nr_keys = cider_max_u64(p->region_size >> 10, 1);
+	if (p->nr_keys > CIDER_STORE_MAX_KEYS)
+		return "at most 2^32 keys";
+	if (!p->lease_ns)
+		p->lease_ns = CIDER_STORE_LEASE_NS;
+	if (p->lease_ns < CIDER_STORE_MIN_LEASE_NS || p->lease_ns > CIDER_STORE_MAX_LEASE_NS)
+		return "lease must be from 1 ms to 60 s";
+	if (!p->grace_ns)
+		p->grace_ns = CIDER_STORE_GRACE_NS;
+	if (p->grace_ns >= p->lease_ns)
+		return "grace period must be shorter than the lease";
+	return NULL;
+}
+
+/* The index and its locks: sizes of the areas, bucket count. */
+static void cider_store_size_index(struct cider_mn_sb *sb)
+{
+	u64 slots;
+
+	if (sb->index == CIDER_SB_INDEX_ARRAY) {
+		sb->index_size = cider_align(8 * sb->nr_keys, CIDER_MN_ALIGN);
+		sb->nr_locks = sb->nr_keys;
+		sb->lock_size = cider_align(CIDER_LOCK_ENTRY * sb->nr_locks, CIDER_MN_ALIGN);
+		sb->max_key_len = 8;
+		sb->max_value_len = 8;
+		return;
+	}
+	sb->nr_buckets = 2;
+	while (sb->nr_buckets * CIDER_BUCKET_SLOTS < 4 * sb->nr_keys)
+		sb->nr_buckets *= 2;
+	slots = sb->nr_buckets * CIDER_BUCKET_SLOTS;
+	sb->index_size = cider_align(CIDER_DIR_SIZE + sb->nr_buckets * CIDER_BUCKET_SIZE,
+				     CIDER_MN_ALIGN);
+	sb->nr_locks = slots;
+	sb->lock_size = cider_align(CIDER_LOCK_ENTRY * (slots + sb->nr_buckets),
+				    CIDER_MN_ALIGN);
+	sb->max_key_len = CIDER_MAX_KEY;
+	sb->max_value_len = CIDER_MAX_VALUE;
+}
+
+const char *cider_store_format(struct cider_mn_sb *sb, const struct cider_store_params *in)
+{
+	struct cider_store_params p = *in;
+	const char *why = cider_store_resolve(&p);
+	u64 a = CIDER_MN_ALIGN, off = CIDER_MN_SB_AREA;
+
+	if (why)
+		return why;
+	memset(sb, 0, sizeof(*sb));
+	sb->magic = CIDER_MN_MAGIC;
+	sb->layout_version = CIDER_LAYOUT_VERSION;
+	sb->region_size = p.region_size;
+	sb->chunk_size = p.chunk_size;
+	sb->index = p.index;
+	sb->mode = p.mode;
+	sb->nr_keys = p.nr_keys;
+	sb->lease_ns = p.lease_ns;
+	sb->grace_ns = p.grace_ns;
+	sb->member_off = off;
+	sb->member_size = cider_align(CIDER_MN_MAX_CNS * sizeof(struct cider_mn_member), a);
+	off += sb->member_size;
+	cider_store_size_index(sb);
+	sb->index_off = off;
+	if (sb->index == CIDER_SB_INDEX_HASH)
+		sb->bucket_off = off + CIDER_DIR_SIZE;
+	off += sb->index_size;
+	sb->lock_off = off;
+	if (sb->index == CIDER_SB_INDEX_HASH)
+		sb->ilock_off = off + CIDER_LOCK_ENTRY * sb->nr_locks;
+	off += sb->lock_size;
+	sb->data_off = cider_align(off, p.chunk_size);
+	if (sb->data_off > p.region_size || p.region_size - sb->data_off < p.chunk_size)
+		return "region too small for the index and locks of that many keys plus a chunk";
+	sb->data_size = (p.region_size - sb->data_off) / p.chunk_size * p.chunk_size;
+	return NULL;
+}
+
+/* The words CNs change at run time; everything else is the format. */
+static void cider_store_clear_live(struct cider_mn_sb *sb)
+{
+	sb->alloc_cursor = 0;
+	sb->probe = 0;
+	sb->reader_fence = 0;
+}
+
+const char *cider_store_check(const struct cider_mn_sb *sb, u64 region_size)
+{
+	struct cider_store_params p = {
+		.region_size = sb->region_size, .chunk_size = sb->chunk_size,
+		.nr_keys = sb->nr_keys, .lease_ns = sb->lease_ns, .grace_ns = sb->grace_ns,
+		.index = sb->index, .mode = sb->mode,
+	};
+	struct cider_mn_sb want, got;
+	const char *why;
+
+	if (sb->magic != CIDER_MN_MAGIC)
+		return "not a CIDER memory node (bad magic)";
+	if (sb->layout_version != CIDER_LAYOUT_VERSION)
+		return "another layout version";
+	if (sb->region_size != region_size)
+		return "superblock and connection disagree on the region size";
+	/* A zero here would pick a default and hide a corrupt superblock. */
+	if (!p.chunk_size || !p.nr_keys || !p.lease_ns || !p.grace_ns)
+		return "superblock lacks a store parameter";
+	why = cider_store_format(&want, &p);
+	if (why)
+		return why;
+	got = *sb;
+	cider_store_clear_live(&got);
+	if (memcmp(&got, &want, sizeof(got)))
+		return "store layout differs from the one its parameters give";
+	return NULL;
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests of the KV store's format (store.c) and the wire structures. */
+#include "kselftest_harness.h"
+#include "store.h"
+#include "race.h"
+
+TEST(wire_structures_have_fixed_sizes)
+{
+	ASSERT_EQ(64U, sizeof(struct cider_mn_member));
+	ASSERT_EQ(32U, sizeof(struct cider_mn_hello));
+	ASSERT_EQ(16U, sizeof(struct cider_cn_hello));
+	ASSERT_EQ(240U, sizeof(struct cider_mn_sb));
+	ASSERT_GE(CIDER_MN_SB_AREA, sizeof(struct cider_mn_sb));
+}
+
+static void check_areas(struct __test_metadata *_metadata, const struct cider_mn_sb *sb,
+			const struct cider_store_params *p)
+{
+	ASSERT_EQ(CIDER_MN_MAGIC, sb->magic);
+	ASSERT_EQ(CIDER_LAYOUT_VERSION, sb->layout_version);
+	ASSERT_EQ(p->region_size, sb->region_size);
+	ASSERT_LE(CIDER_MN_SB_AREA, sb->member_off);
+	ASSERT_LE(CIDER_MN_MAX_CNS * sizeof(struct cider_mn_member), sb->member_size);
+	ASSERT_LE(sb->member_off + sb->member_size, sb->index_off);
+	ASSERT_LE(sb->index_off + sb->index_size, sb->lock_off);
+	ASSERT_LE(sb->lock_off + sb->lock_size, sb->data_off);
+	ASSERT_LE(sb->data_off + sb->data_size, sb->region_size);
+	ASSERT_EQ(0U, sb->index_off % CIDER_MN_ALIGN);
+	ASSERT_EQ(0U, sb->lock_off % CIDER_MN_ALIGN);
+	ASSERT_EQ(0U, sb->data_off % sb->chunk_size);
+	ASSERT_EQ(0U, sb->data_size % sb->chunk_size);
+	ASSERT_LT(0U, sb->data_size);
+	ASSERT_LE(CIDER_STORE_MIN_LEASE_NS, sb->lease_ns);
+	ASSERT_LT(sb->grace_ns, sb->lease_ns);
+	if (sb->index == CIDER_SB_INDEX_ARRAY) {
+		/* A pointer and a lock entry for every key. */
+		ASSERT_LE(8 * sb->nr_keys, sb->index_size);
+		ASSERT_EQ(sb->nr_keys, sb->nr_locks);
+		ASSERT_LE(16 * sb->nr_keys, sb->lock_size);
+		ASSERT_EQ(8U, sb->max_key_len);
+		ASSERT_EQ(0U, sb->nr_buckets);
+		return;
+	}
+	/* Power-of-two buckets, a quarter of the slots for the keys. */
+	ASSERT_EQ(0U, sb->nr_buckets & (sb->nr_buckets - 1));
+	ASSERT_LE(4 * sb->nr_keys, sb->nr_buckets * CIDER_BUCKET_SLOTS);
+	ASSERT_TRUE(sb->nr_buckets == 2 ||
+		    4 * sb->nr_keys > sb->nr_buckets / 2 * CIDER_BUCKET_SLOTS);
+	ASSERT_EQ(sb->index_off + CIDER_DIR_SIZE, sb->bucket_off);
+	ASSERT_LE(sb->bucket_off + sb->nr_buckets * CIDER_BUCKET_SIZE,
+		  sb->index_off + sb->index_size);
+	ASSERT_EQ(sb->nr_buckets * CIDER_BUCKET_SLOTS, sb->nr_locks);
+	ASSERT_EQ(sb->lock_off + 16 * sb->nr_locks, sb->ilock_off);
+	ASSERT_LE(sb->ilock_off + 16 * sb->nr_buckets, sb->lock_off + sb->lock_size);
+	ASSERT_EQ(1024U, sb->max_key_len);
+	ASSERT_EQ(65536U, sb->max_value_len);
+	ASSERT_LE(128U << 10, sb->chunk_size);
+}
+
+TEST(areas_are_aligned_disjoint_and_inside)
+{
+	static const u64 sizes[] = { 1ULL << 20, 16ULL << 20, 1ULL << 30, 3ULL << 30 };
+	static const u64 chunks[] = { 0, 4096, 1ULL << 20 };
+	static const u64 keys[] = { 0, 1, 1000, 65536 };
+	struct cider_store_params p = { .mode = CIDER_SB_MODE_CIDER };
+	struct cider_mn_sb sb;
+	unsigned int i, j, k, formatted = 0;
+
+	for (p.index = CIDER_SB_INDEX_ARRAY; p.index <= CIDER_SB_INDEX_HASH; p.index++) {
+		for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+			for (j = 0; j < ARRAY_SIZE(chunks); j++) {
+				for (k = 0; k < ARRAY_SIZE(keys); k++) {
+					p.region_size = sizes[i];
+					p.chunk_size = chunks[j];
+					p.nr_keys = keys[k];
+					if (cider_store_format(&sb, &p))
+						continue;
+					formatted++;
+					check_areas(_metadata, &sb, &p);
+					ASSERT_EQ(NULL, cider_store_check(&sb, sizes[i]));
+				}
+			}
+		}
+	}
+	/* Most combinations fit; the loop is not vacuous. */
+	ASSERT_LE(60U, formatted);
+}
+
+TEST(defaults_follow_the_region_and_the_index)
+{
+	struct cider_store_params p = {
+		.region_size = 16ULL << 20, .index = CIDER_SB_INDEX_HASH,
+		.mode = CIDER_SB_MODE_CIDER,
+	};
+	struct cider_mn_sb sb;
+
+	ASSERT_EQ(NULL, cider_store_format(&sb, &p));
+	ASSERT_EQ(16384U, sb.nr_keys);
+	ASSERT_EQ(1ULL << 20, sb.chunk_size);
+	ASSERT_EQ(CIDER_STORE_LEASE_NS, sb.lease_ns);
+	ASSERT_EQ(CIDER_STORE_GRACE_NS, sb.grace_ns);
+	ASSERT_EQ(8192U, sb.nr_buckets);	/* 65536 slots for 16384 keys */
+	p.index = CIDER_SB_INDEX_ARRAY;
+	ASSERT_EQ(NULL, cider_store_format(&sb, &p));
+	ASSERT_EQ(64ULL << 10, sb.chunk_size);
+	ASSERT_STREQ("array", cider_store_index_name(sb.index));
+	ASSERT_STREQ("cider", cider_store_mode_name(sb.mode));
+}
+
+TEST(bad_parameters_are_refused_with_a_reason)
+{
+	struct cider_store_params ok = {
+		.region_size = 16ULL << 20, .index = CIDER_SB_INDEX_HASH,
+		.mode = CIDER_SB_MODE_MCS,
+	};
+	struct cider_store_params p;
+	struct cider_mn_sb sb;
+
+#define REFUSED(field, value)						\
+	do {								\
+		p = ok;							\
+		p.field = value;					\
+		ASSERT_NE(NULL, cider_store_format(&sb, &p));		\
+	} while (0)
+	REFUSED(region_size, 4096);
+	REFUSED(region_size, (1ULL << 20) + 1);
+	REFUSED(region_size, CIDER_STORE_MAX_REGION + 4096);
+	REFUSED(chunk_size, 1000);
+	REFUSED(chunk_size, 64 << 10);		/* the largest hash block is 128 KiB */
+	REFUSED(chunk_size, 32ULL << 20);	/* more than the region */
+	REFUSED(nr_keys, CIDER_STORE_MAX_KEYS + 1);
+	REFUSED(nr_keys, 1ULL << 20);		/* the index outgrows 16 MiB */
+	REFUSED(index, 0);
+	REFUSED(index, 3);
+	REFUSED(mode, 0);
+	REFUSED(mode, 5);
+	REFUSED(lease_ns, 999999);
+	REFUSED(lease_ns, CIDER_STORE_MAX_LEASE_NS + 1);
+	REFUSED(grace_ns, CIDER_STORE_LEASE_NS);
+#undef REFUSED
+	ASSERT_EQ(NULL, cider_store_format(&sb, &ok));
+}
+
+TEST(attach_refuses_what_it_would_not_lay_out_the_same)
+{
+	struct cider_store_params p = {
+		.region_size = 16ULL << 20, .index = CIDER_SB_INDEX_HASH,
+		.mode = CIDER_SB_MODE_CIDER, .nr_keys = 1000,
+	};
+	struct cider_mn_sb sb, bad;
+
+	ASSERT_EQ(NULL, cider_store_format(&sb, &p));
+	/* The words CNs change while running are not the format. */
+	sb.alloc_cursor = 3 << 20;
+	sb.probe = CIDER_MN_MAGIC;
+	sb.reader_fence = 2;
+	ASSERT_EQ(NULL, cider_store_check(&sb, p.region_size));
+	ASSERT_NE(NULL, cider_store_check(&sb, p.region_size + 4096));
+
+#define CORRUPT(field, value)						\
+	do {								\
+		bad = sb;						\
+		bad.field = value;					\
+		ASSERT_NE(NULL, cider_store_check(&bad, p.region_size));	\
+	} while (0)
+	CORRUPT(magic, 0);
+	CORRUPT(layout_version, 1);
+	CORRUPT(index, CIDER_SB_INDEX_ARRAY);
+	CORRUPT(mode, 0);
+	CORRUPT(nr_keys, 0);
+	CORRUPT(nr_keys, 5000);			/* 4096 buckets, not the 512 laid out */
+	CORRUPT(nr_buckets, 1024);
+	CORRUPT(bucket_off, sb.bucket_off + 64);
+	CORRUPT(lock_off, sb.lock_off + 4096);
+	CORRUPT(ilock_off, 0);
+	CORRUPT(data_off, sb.data_off - sb.chunk_size);
+	CORRUPT(data_size, sb.data_size + sb.chunk_size);
+	CORRUPT(chunk_size, 0);
+	CORRUPT(lease_ns, 0);
+	CORRUPT(grace_ns, sb.lease_ns);
+	CORRUPT(max_value_len, 1 << 20);
+	CORRUPT(reserved[5], 1);
+#undef CORRUPT
+}
+
+TEST_HARNESS_MAIN
