@@ -2,7 +2,7 @@
 /*
  * Channels: one RC connection to a memory node per CPU.  Connection set-up
  * through rdma_cm, batched posting under an adaptive credit bound, the
- * completion path, and teardown.  See channel.h.
+ * completion path, and teardown.  See transport.h.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -251,6 +251,8 @@ static void cider_cm_unexpected(struct cider_channel *ch, const struct rdma_cm_e
 		ch->name, ch->index, rdma_event_msg(ev->event), e, ev->status);
 }
 
+static int cider_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+
 /* The events of connection set-up; false for any other. */
 static bool cider_cm_setup_event(struct cider_channel *ch, struct rdma_cm_event *ev)
 {
@@ -266,7 +268,11 @@ static bool cider_cm_setup_event(struct cider_channel *ch, struct rdma_cm_event 
 		ret = cider_channel_route_resolved(ch);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		cider_cm_done(ch, cider_channel_established(ch, ev));
+		ret = cider_channel_established(ch, ev);
+		/* Injected (fault.h): an event rxe does not produce, right now. */
+		if (!ret)
+			cider_fault_cm_event(ch->cm_id, ch->index, ev, cider_cm_handler);
+		cider_cm_done(ch, ret);
 		return true;
 	case RDMA_CM_EVENT_REJECTED:
 		ret = -ECONNREFUSED;
@@ -291,12 +297,8 @@ static int cider_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct cider_channel *ch = id->context;
 
-	if (cider_cm_setup_event(ch, ev)) {
-		/* Injected (fault.h): an event rxe does not produce, now. */
-		if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
-			cider_fault_cm_event(id, ch->index, ev, cider_cm_handler);
+	if (cider_cm_setup_event(ch, ev))
 		return 0;
-	}
 	switch (ev->event) {
 	case RDMA_CM_EVENT_DISCONNECTED:
 	/* The address moved to another port or device: as nvme-rdma, recover. */
@@ -444,6 +446,7 @@ static bool cider_channel_flush(struct cider_channel *ch, struct list_head *fail
 	struct ib_send_wr *first = NULL;
 	LIST_HEAD(posting);
 	unsigned int nwr = 0;
+	bool stopped;
 	int ret;
 
 	lockdep_assert_held(&ch->lock);
@@ -481,9 +484,9 @@ static bool cider_channel_flush(struct cider_channel *ch, struct list_head *fail
 	if (cider_channel_loud(ch))
 		pr_err("%s: %s: ib_post_send: %pe\n", ch->name, ch->dev->name,
 		       ERR_PTR(ret));
-	cider_channel_set_state(ch, CIDER_CHAN_STOPPED, ret);
+	stopped = cider_channel_set_state(ch, CIDER_CHAN_STOPPED, ret);
 	cider_channel_unwind(ch, &posting, bad, ret, failed);
-	return true;
+	return stopped;
 }
 
 /*

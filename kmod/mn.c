@@ -450,8 +450,10 @@ static int cider_mn_probe_atomics(struct cider_mn *mn)
 		goto out;
 	}
 	if (ret) {
-		pr_err("mn%u: atomic probe of %pISpc failed: %pe\n", mn->id, &mn->addr,
-		       ERR_PTR(ret));
+		/* Lost meanwhile: the attach says so (cider_mn_attach_lost). */
+		if (READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE)
+			pr_err("mn%u: atomic probe of %pISpc failed: %pe\n", mn->id,
+			       &mn->addr, ERR_PTR(ret));
 		goto out;
 	}
 	faa = cider_batch_u64(b, 0);
@@ -490,7 +492,7 @@ static int cider_mn_probe_sb(struct cider_mn *mn)
 			       mn->id, &mn->addr, sb.region_size, mn->size);
 			ret = -EPROTO;
 		}
-	} else if (ret != -EINTR) {
+	} else if (ret != -EINTR && READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE) {
 		pr_err("mn%u: superblock READ from %pISpc failed: %pe\n", mn->id, &mn->addr,
 		       ERR_PTR(ret));
 	}
@@ -526,9 +528,22 @@ static int cider_attach_check(const struct cider_attach *at)
 }
 
 /*
- * List @mn unless it was lost or stopped while attaching (a channel's
- * error, its device removed): then fail with why.
+ * An attach step failed with @ret.  If that is because the node was lost
+ * meanwhile (a channel's error, e.g. DISCONNECTED or ADDR_CHANGE right
+ * after it connected), fail with the loss's reason and one line saying
+ * so; a removed device (STOPPED) or a step's own failure stays as is.
  */
+static int cider_mn_attach_lost(struct cider_mn *mn, int ret)
+{
+	if (READ_ONCE(mn->state) != CIDER_MN_STATE_DEAD)
+		return ret;
+	ret = READ_ONCE(mn->dead_reason) ?: ret;
+	pr_err("mn%u: %pISpc: lost while attaching: %pe\n", mn->id, &mn->addr,
+	       ERR_PTR(ret));
+	return ret;
+}
+
+/* List @mn unless it was lost or stopped while attaching. */
 static int cider_mn_list(struct cider_mn *mn)
 {
 	unsigned int i;
@@ -553,19 +568,18 @@ static int cider_mn_bring_up(struct cider_mn *mn, unsigned long timeout)
 	int ret;
 
 	ret = cider_mn_connect(mn, timeout);
+	if (!ret && !cider_mn_set_state(mn, CIDER_MN_STATE_LIVE, 0))
+		ret = -ENOTCONN;
 	if (ret)
-		return ret;
-	if (!cider_mn_set_state(mn, CIDER_MN_STATE_LIVE, 0)) {
-		/* A channel failed after it connected: one line says so. */
-		ret = READ_ONCE(mn->dead_reason) ?: -ENOTCONN;
-		pr_err("mn%u: %pISpc: lost while attaching: %pe\n", mn->id, &mn->addr,
-		       ERR_PTR(ret));
-		return ret;
-	}
+		return cider_mn_attach_lost(mn, ret);
 	/* The watchdog bounds the probe like any other operation. */
 	schedule_delayed_work(&mn->watchdog, HZ / 4);
 	ret = cider_mn_probe(mn);
-	return ret ?: cider_mn_list(mn);
+	/* The probe's verdict on the device or the region stands. */
+	if (ret == -EOPNOTSUPP || ret == -EPROTO || ret == -EINTR)
+		return ret;
+	ret = ret ?: cider_mn_list(mn);
+	return ret ? cider_mn_attach_lost(mn, ret) : 0;
 }
 
 static int cider_mn_attach(struct cider_attach *at)

@@ -56,8 +56,10 @@ enum cider_chan_state {
 struct cider_chan_ops {
 	/*
 	 * The channel stopped by itself (a work request failed, a post
-	 * failed, the peer disconnected, the address moved, a fatal QP
-	 * event): @reason is the -errno.  Any context, once per channel.
+	 * failed, the peer disconnected, the address moved): @reason is the
+	 * -errno; once per channel.  Also on a fatal QP event, which may
+	 * come from a driver's interrupt handler and may repeat: any
+	 * context, and the owner must make a repeat harmless.
 	 */
 	void (*error)(struct cider_channel *ch, int reason);
 };
