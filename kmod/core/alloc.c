@@ -6,38 +6,77 @@
  * carved from chunks claimed by FAA on the superblock's cursor.  The MN's
  * CPU never takes part.
  */
-#include "core.h"
+#include "verbs.h"
 
-/* Sub-protothread: c->blk = a block, or 0 when the MN is full. */
-bool cider_alloc_block(struct cider_client *c)
+static u32 cider_alloc_cls(const struct cider_client *c)
 {
-	struct cider_cn *cn = c->cn;
-	const struct cider_cfg *cfg = cfg_of(c);
+	return cider_hashed(c) ? c->cls : 0;
+}
 
-	PT_BEGIN(&c->pt_l2);
-	if (cider_slab_fence_due(&cn->slab, cider_hashed(c) ? c->cls : 0, cider_now(c))) {
+void cider_alloc_init(struct cider_client *c)
+{
+	c->leaf.alloc.state = CIDER_ALLOC_BEGIN;
+	c->leaf.alloc.blk = 0;
+}
+
+static enum cider_step cider_alloc_once(struct cider_client *c)
+{
+	const struct cider_cfg *cfg = cfg_of(c);
+	struct cider_alloc *a = &c->leaf.alloc;
+	struct cider_cn *cn = c->cn;
+
+	switch (a->state) {
+	case CIDER_ALLOC_BEGIN:
+		a->state = CIDER_ALLOC_CARVE;
+		if (!cider_slab_fence_due(&cn->slab, cider_alloc_cls(c), cider_now(c)))
+			return CIDER_STEP_NEXT;
 		/* The oldest freed block waits for the reader fence (slab.h). */
-		c->fence_t = cider_now(c);
+		a->fence_t = cider_now(c);
 		v_reset(c);
 		v_read(c, cfg->rfence, 8);
-		cider_post(c);
-		PT_YIELD(&c->pt_l2);
+		a->state = CIDER_ALLOC_FENCE;
+		return CIDER_STEP_POSTED;
+	case CIDER_ALLOC_FENCE:
 		if (!c->v[0].data[0])
-			cider_slab_fence_clear(&cn->slab, c->fence_t);
-	}
-	while (cider_slab_alloc(&cn->slab, cider_hashed(c) ? c->cls : 0, cider_now(c), &c->blk)) {
+			cider_slab_fence_clear(&cn->slab, a->fence_t);
+		a->state = CIDER_ALLOC_CARVE;
+		return CIDER_STEP_NEXT;
+	case CIDER_ALLOC_CARVE:
+		if (!cider_slab_alloc(&cn->slab, cider_alloc_cls(c), cider_now(c), &a->blk))
+			return CIDER_STEP_DONE;
+		/* The slab is empty: claim a chunk. */
 		v_reset(c);
 		v_faa(c, cfg->alloc_cursor, cfg->chunk_size);
-		cider_post(c);
-		PT_YIELD(&c->pt_l2);
+		a->state = CIDER_ALLOC_CHUNK;
+		return CIDER_STEP_POSTED;
+	case CIDER_ALLOC_CHUNK:
+	default:
 		if (c->v[0].old + cfg->chunk_size > cfg->data_size_limit) {
-			c->blk = 0;
-			PT_EXIT(&c->pt_l2);
+			a->blk = 0;
+			return CIDER_STEP_DONE;
 		}
-		cider_slab_add_chunk(&cn->slab, cider_hashed(c) ? c->cls : 0,
-				     cfg->data_off + c->v[0].old);
+		cider_slab_add_chunk(&cn->slab, cider_alloc_cls(c), cfg->data_off + c->v[0].old);
+		a->state = CIDER_ALLOC_CARVE;
+		return CIDER_STEP_NEXT;
 	}
-	PT_END(&c->pt_l2);
+}
+
+/* Ends with c->leaf.alloc.blk a block of class c->cls, or 0: the MN is full. */
+enum cider_step cider_alloc_step(struct cider_client *c)
+{
+	return cider_run(c, cider_alloc_once);
+}
+
+const char *cider_alloc_state_name(u8 state)
+{
+	static const char *const names[] = {
+		[CIDER_ALLOC_BEGIN] = "alloc:begin",
+		[CIDER_ALLOC_FENCE] = "alloc:fence",
+		[CIDER_ALLOC_CARVE] = "alloc:carve",
+		[CIDER_ALLOC_CHUNK] = "alloc:chunk",
+	};
+
+	return state < ARRAY_SIZE(names) ? names[state] : "alloc:?";
 }
 
 /*
@@ -57,10 +96,11 @@ void cider_block_unlinked(struct cider_client *c, u64 word)
 
 /*
  * Hash index: build the KV block for (c->key, c->wval, c->wvlen) in c->buf
- * and describe the WRITE of it; the key is its 8-byte id and filler, the
- * value its 8-byte id and filler, so that every byte is checked by CRC.
+ * and describe the WRITE of it to @blk; the key is its 8-byte id and
+ * filler, the value its 8-byte id and filler, so that every byte is
+ * checked by CRC.
  */
-bool cider_block_build(struct cider_client *c)
+bool cider_block_build(struct cider_client *c, u64 blk)
 {
 	u32 klen = cfg_of(c)->key_len;
 	int n;
@@ -71,7 +111,7 @@ bool cider_block_build(struct cider_client *c)
 	n = cider_block_seal(c->buf, c->wop, klen, c->wvlen);
 	if (n < 0)
 		return false;
-	v_add(c, CIDER_V_WRITE, c->blk, (u32)n)->buf = c->buf;
+	v_add(c, CIDER_V_WRITE, blk, (u32)n)->buf = c->buf;
 	return true;
 }
 
@@ -89,36 +129,43 @@ void cider_fill(u8 *out, u64 id, u32 len)
 		out[i] = i < 8 ? (u8)(id >> (8 * i)) : (u8)(id * 31 + i);
 }
 
-/* A block this client allocated but never linked. */
-void cider_block_unused(struct cider_client *c)
+/* A block this client allocated but never linked (*@blk: 0 after). */
+void cider_block_unused(struct cider_client *c, u64 *blk)
 {
-	if (c->blk)
-		cider_slab_unused(&c->cn->slab, cider_hashed(c) ? c->cls : 0, c->blk);
-	c->blk = 0;
+	if (*blk)
+		cider_slab_unused(&c->cn->slab, cider_hashed(c) ? c->cls : 0, *blk);
+	*blk = 0;
 }
 
-/* Sub-protothread: announce this client on the reader fence (slab.h). */
-bool cider_fence_enter(struct cider_client *c)
+void cider_fence_init(struct cider_client *c, bool enter)
 {
-	PT_BEGIN(&c->pt_l1);
-	v_reset(c);
-	v_faa(c, cfg_of(c)->rfence, 1);
-	cider_post(c);
-	PT_YIELD(&c->pt_l1);
-	c->fenced = true;
-	c->fences++;
-	PT_END(&c->pt_l1);
+	c->sub.fence.state = CIDER_FENCE_BEGIN;
+	c->sub.fence.enter = enter;
 }
 
-/* Sub-protothread: this client's READs are done; reuse may go on. */
-bool cider_fence_leave(struct cider_client *c)
+/*
+ * Announce this client on the reader fence (slab.h), or leave it once its
+ * READs are done so that reuse may go on.
+ */
+enum cider_step cider_fence_step(struct cider_client *c)
 {
-	PT_BEGIN(&c->pt_l1);
-	v_reset(c);
-	v_faa(c, cfg_of(c)->rfence, (u64)-1);
-	cider_post(c);
-	PT_YIELD(&c->pt_l1);
-	c->fenced = false;
-	c->late = 0;
-	PT_END(&c->pt_l1);
+	struct cider_fence *f = &c->sub.fence;
+
+	if (f->state == CIDER_FENCE_BEGIN) {
+		v_reset(c);
+		v_faa(c, cfg_of(c)->rfence, f->enter ? 1 : (u64)-1);
+		f->state = CIDER_FENCE_FAA;
+		return CIDER_STEP_POSTED;
+	}
+	c->fenced = f->enter;
+	if (f->enter)
+		c->fences++;
+	else
+		c->late = 0;
+	return CIDER_STEP_DONE;
+}
+
+const char *cider_fence_state_name(u8 state)
+{
+	return state == CIDER_FENCE_BEGIN ? "fence:begin" : "fence:faa";
 }

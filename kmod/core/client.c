@@ -13,24 +13,67 @@
  *           (writecomb.c).
  *   DELETE  CAS the pointer to empty with its version advanced; under the
  *           lock in caslock, mcs and cider (always the executor there).
+ *
+ * The operation is a state machine (enum cider_op_state) whose states
+ * mostly name the sub-protocol it drives (sm.h); this file is the only
+ * one that posts verbs, arms timers and wakes clients.
  */
-#include "core.h"
+#include "verbs.h"
 
-void cider_park(struct cider_client *c)
-{
-	c->parked = true;
-	c->timer_fired = false;
-}
+/* The sub-protocols an operation drives, by the state that drives them. */
+enum cider_child {
+	CIDER_CHILD_NONE,
+	CIDER_CHILD_FENCE,
+	CIDER_CHILD_LOCATE,
+	CIDER_CHILD_INSERT,
+	CIDER_CHILD_CASLOCK,
+	CIDER_CHILD_WRITE,
+	CIDER_CHILD_ACQUIRE,
+	CIDER_CHILD_RELEASE,
+	CIDER_CHILD_COORD,
+	CIDER_CHILD_PASSTHRU,
+};
 
-void cider_arm(struct cider_client *c, u64 delay_ns)
+static const struct {
+	const char *name;
+	u8 child;		/* enum cider_child */
+} cider_op_states[CIDER_OP_NR_STATES] = {
+	[CIDER_OP_AGAIN] = { "again", CIDER_CHILD_NONE },
+	[CIDER_OP_LWC_WAIT] = { "lwc_wait", CIDER_CHILD_NONE },
+	[CIDER_OP_FENCE_ENTER] = { "fence_enter", CIDER_CHILD_FENCE },
+	[CIDER_OP_LOCATE] = { "locate", CIDER_CHILD_LOCATE },
+	[CIDER_OP_FENCE_LEAVE] = { "fence_leave", CIDER_CHILD_FENCE },
+	[CIDER_OP_SEARCH_READ] = { "search_read", CIDER_CHILD_NONE },
+	[CIDER_OP_INSERT] = { "insert", CIDER_CHILD_INSERT },
+	[CIDER_OP_ILOCK] = { "ilock", CIDER_CHILD_CASLOCK },
+	[CIDER_OP_ILOOP] = { "iloop", CIDER_CHILD_NONE },
+	[CIDER_OP_IFENCE] = { "ifence", CIDER_CHILD_FENCE },
+	[CIDER_OP_ILOCATE] = { "ilocate", CIDER_CHILD_LOCATE },
+	[CIDER_OP_IINSERT] = { "iinsert", CIDER_CHILD_INSERT },
+	[CIDER_OP_IUNLOCK] = { "iunlock", CIDER_CHILD_CASLOCK },
+	[CIDER_OP_OPTIMISTIC] = { "optimistic", CIDER_CHILD_WRITE },
+	[CIDER_OP_CASLOCK] = { "caslock", CIDER_CHILD_CASLOCK },
+	[CIDER_OP_CASLOCK_WRITE] = { "caslock_write", CIDER_CHILD_WRITE },
+	[CIDER_OP_CASUNLOCK] = { "casunlock", CIDER_CHILD_CASLOCK },
+	[CIDER_OP_ACQUIRE] = { "acquire", CIDER_CHILD_ACQUIRE },
+	[CIDER_OP_RESTART] = { "restart", CIDER_CHILD_NONE },
+	[CIDER_OP_EXEC_WRITE] = { "exec_write", CIDER_CHILD_WRITE },
+	[CIDER_OP_PASSTHRU] = { "passthru", CIDER_CHILD_PASSTHRU },
+	[CIDER_OP_EXEC_RELEASE] = { "exec_release", CIDER_CHILD_RELEASE },
+	[CIDER_OP_COORD] = { "coord", CIDER_CHILD_COORD },
+	[CIDER_OP_HOLD_WRITE] = { "hold_write", CIDER_CHILD_WRITE },
+	[CIDER_OP_HOLD_RELEASE] = { "hold_release", CIDER_CHILD_RELEASE },
+	[CIDER_OP_DONE] = { "done", CIDER_CHILD_NONE },
+	[CIDER_OP_DONE_FENCE] = { "done_fence", CIDER_CHILD_FENCE },
+};
+
+static u8 cider_op_child(const struct cider_client *c)
 {
-	cider_park(c);
-	c->token++;
-	c->cn->fab->ops->timer(c->cn->fab->priv, c, delay_ns, c->token);
+	return c->state < CIDER_OP_NR_STATES ? cider_op_states[c->state].child : CIDER_CHILD_NONE;
 }
 
 /* Resume a parked client soon (a message changed what it waits for). */
-void cider_wake(struct cider_client *c)
+static void cider_wake(struct cider_client *c)
 {
 	if (c->dead || !c->parked)
 		return;
@@ -40,6 +83,24 @@ void cider_wake(struct cider_client *c)
 	c->cn->fab->ops->wake(c->cn->fab->priv, c);
 }
 
+static void cider_wake_mask(struct cider_cn *cn, u64 mask)
+{
+	u32 i;
+
+	for (i = 0; mask; i++, mask >>= 1)
+		if (mask & 1)
+			cider_wake(&cn->clients[i]);
+}
+
+/* The local WC batch this client combined is settled: wake who it says. */
+static void cider_lwc_done(struct cider_client *c)
+{
+	struct cider_lwc_wake w = cider_lwc_finish(c);
+
+	cider_wake_mask(c->cn, w.batch);
+	cider_wake_mask(c->cn, w.next);
+}
+
 void cider_client_timer(struct cider_client *c, u32 token)
 {
 	if (c->dead || !c->parked || token != c->token)
@@ -47,189 +108,6 @@ void cider_client_timer(struct cider_client *c, u32 token)
 	c->parked = false;
 	c->timer_fired = true;
 	cider_client_resume(c);
-}
-
-/*
- * Does hash slot word @w still hold this client's key?  Keys leave a slot
- * only by DELETE, which advances its version; UPDATEs keep version and
- * fingerprint.
- */
-static bool cider_slot_is(const struct cider_client *c, u64 w)
-{
-	return !cider_slot_empty(w) && cider_slot_fp(w) == c->fp &&
-	       cider_slot_ver(w) == c->lver;
-}
-
-/*
- * The size class of the block for (key, c->wvlen).  A length no class
- * holds ends the operation with CIDER_RES_NOSPC; (u32)-1 would index past
- * the class table.
- */
-static bool cider_block_set_class(struct cider_client *c)
-{
-	int cls = cider_block_class(cfg_of(c)->key_len, c->wvlen);
-
-	if (cls < 0) {
-		c->res = CIDER_RES_NOSPC;
-		return false;
-	}
-	c->cls = (u32)cls;
-	return true;
-}
-
-/* Has this optimistic UPDATE lost often enough to join the queue? */
-static bool cider_exec_escalates(const struct cider_client *c)
-{
-	return !c->pess && c->op == CIDER_UPDATE && cider_cont_escalate(c->cn, c->retries);
-}
-
-/*
- * Sub-protothread: install c->wval (UPDATE) or empty the key (DELETE) by
- * CAS on the data pointer, starting from c->ptr and following whatever
- * optimistic writers leave there.  c->retries counts the failed CASes.
- */
-bool cider_exec_write(struct cider_client *c)
-{
-	const struct cider_cfg *cfg = cfg_of(c);
-	struct cider_cn *cn = c->cn;
-	u64 old;
-
-	PT_BEGIN(&c->pt_l1);
-	c->retries = 0;
-	c->blk = 0;
-	if (c->op == CIDER_UPDATE) {
-		cider_lwc_close(c);
-		if (cider_hashed(c) && !cider_block_set_class(c))
-			PT_EXIT(&c->pt_l1);
-		PT_SPAWN(&c->pt_l1, cider_alloc_block(c));
-		if (!c->blk) {
-			c->res = CIDER_RES_NOSPC;
-			PT_EXIT(&c->pt_l1);
-		}
-	}
-	for (;;) {
-		if (!w_off(c, c->ptr) && c->ptr_hint) {
-			/*
-			 * A hint (from the queue) may seed a CAS but never decide
-			 * "absent": INSERTs are optimistic and take no lock.
-			 */
-			c->ptr_hint = false;
-			v_reset(c);
-			v_read(c, c->paddr, 8);
-			cider_post(c);
-			PT_YIELD(&c->pt_l1);
-			c->ptr = c->v[0].data[0];
-		}
-		if (cider_hashed(c) && !cider_slot_is(c, c->ptr)) {
-			/* The slot no longer holds this key: find it again. */
-			c->relocate = true;
-			cider_block_unused(c);
-			PT_EXIT(&c->pt_l1);
-		}
-		if (!w_off(c, c->ptr)) {
-			c->res = CIDER_RES_NOTFOUND;
-			cider_block_unused(c);
-			PT_EXIT(&c->pt_l1);
-		}
-		if (cider_exec_escalates(c)) {
-			/*
-			 * Only now: c->ptr is known to hold the key.  A hash slot
-			 * that changed keys must be found again, not queued on
-			 * (the soak found writes combined into another key's).
-			 */
-			c->escalate = true;	/* to the lock queue (contention.c) */
-			cider_block_unused(c);
-			PT_EXIT(&c->pt_l1);
-		}
-		v_reset(c);
-		if (c->op == CIDER_UPDATE) {
-			if (!c->retries && cider_hashed(c) && !cider_block_build(c)) {
-				c->res = CIDER_RES_NOSPC;
-				cider_block_unused(c);
-				PT_EXIT(&c->pt_l1);
-			} else if (!c->retries && !cider_hashed(c)) {
-				v_write(c, c->blk, c->key, c->wval);
-			}
-			c->cmp = w_make(c, w_ver(c, c->ptr), c->blk);
-		} else {
-			c->cmp = w_make(c, w_ver(c, c->ptr) + 1, 0);
-		}
-		v_cas(c, c->paddr, c->ptr, c->cmp);
-		cider_post(c);
-		PT_YIELD(&c->pt_l1);
-		old = c->v[c->nv - 1].old;
-		if (cfg->backoff)
-			cider_backoff_account(&cn->backoff, c->retries > 0, cider_now(c));
-		if (old == c->ptr)
-			break;
-		c->retries++;
-		c->st.cas_fail++;
-		c->ptr = old;
-		if (cider_exec_escalates(c))
-			continue;	/* no backoff: to the queue, once checked */
-		if (cfg->backoff && !c->pess) {	/* optimistic: osync, cider */
-			cider_arm(c, cider_backoff_delay(&cn->backoff, c->retries - 1,
-							 cn->fab->ops->rand(cn->fab->priv)));
-			PT_YIELD(&c->pt_l1);
-		}
-	}
-	/* The replaced (or removed) block is unreachable now: recycle it. */
-	cider_block_unlinked(c, c->ptr);
-	c->blk = 0;
-	c->ptr = c->cmp;
-	c->res = CIDER_RES_OK;
-	c->writer = c->op == CIDER_UPDATE ? c->wop : c->opid;
-	PT_END(&c->pt_l1);
-}
-
-/* Sub-protothread: INSERT, optimistic in every mode. */
-static bool cider_insert(struct cider_client *c)
-{
-	u64 old;
-
-	PT_BEGIN(&c->pt_l1);
-	if (cider_hashed(c) && !cider_block_set_class(c))
-		PT_EXIT(&c->pt_l1);
-	PT_SPAWN(&c->pt_l1, cider_alloc_block(c));
-	if (!c->blk) {
-		c->res = CIDER_RES_NOSPC;
-		PT_EXIT(&c->pt_l1);
-	}
-	v_reset(c);
-	if (cider_hashed(c) && !cider_block_build(c)) {
-		c->res = CIDER_RES_NOSPC;
-		cider_block_unused(c);
-		PT_EXIT(&c->pt_l1);
-	} else if (!cider_hashed(c)) {
-		v_write(c, c->blk, c->key, c->val);
-	}
-	for (;;) {
-		if (w_off(c, c->ptr) && cider_hashed(c)) {
-			/* Another key's INSERT took the empty slot first. */
-			c->relocate = true;
-			cider_block_unused(c);
-			PT_EXIT(&c->pt_l1);
-		}
-		if (w_off(c, c->ptr)) {
-			c->res = CIDER_RES_EXISTS;
-			cider_block_unused(c);
-			PT_EXIT(&c->pt_l1);
-		}
-		c->cmp = w_make(c, w_ver(c, c->ptr), c->blk);
-		v_cas(c, c->paddr, c->ptr, c->cmp);
-		cider_post(c);
-		PT_YIELD(&c->pt_l1);
-		old = c->v[c->nv - 1].old;
-		if (old == c->ptr)
-			break;
-		c->st.cas_fail++;
-		c->ptr = old;
-		v_reset(c);
-	}
-	c->blk = 0;
-	c->res = CIDER_RES_OK;
-	c->writer = c->opid;
-	PT_END(&c->pt_l1);
 }
 
 /* Should this UPDATE or DELETE take the lock? */
@@ -245,13 +123,26 @@ static bool cider_pessimistic(struct cider_client *c)
 	}
 }
 
-static bool cider_op_run(struct cider_client *c)
+static enum cider_step cider_op_goto(struct cider_client *c, u8 state)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
-	struct cider_qnode *q;
+	c->state = state;
+	return CIDER_STEP_NEXT;
+}
 
-	PT_BEGIN(&c->pt_op);
-again:
+/* Announce on the reader fence first if this op's READs keep missing the rule. */
+static enum cider_step cider_op_locate(struct cider_client *c, u8 fence_state, u8 locate_state)
+{
+	if (c->late >= CIDER_LATE_READS && !c->fenced) {
+		cider_fence_init(c, true);
+		return cider_op_goto(c, fence_state);
+	}
+	cider_locate_init(c);
+	return cider_op_goto(c, locate_state);
+}
+
+/* Start (or start over): UPDATEs may join a local WC batch first. */
+static enum cider_step cider_op_again(struct cider_client *c)
+{
 	c->restart = false;
 	c->relocate = false;
 	c->ptr_hint = false;
@@ -262,128 +153,168 @@ again:
 	c->wval = c->val;
 	c->wvlen = c->vlen;
 	c->wop = c->opid;
-	if (c->op == CIDER_UPDATE && cfg->local_wc && !c->lw && !c->fenced &&
+	if (c->op == CIDER_UPDATE && cfg_of(c)->local_wc && !c->lw && !c->fenced &&
 	    cider_lwc_join(c)) {
 		c->lw_member = true;
-		while (c->lw_member) {
-			cider_park(c);
-			PT_YIELD(&c->pt_op);
-		}
-		if (c->res != CIDER_RES_NONE) {		/* combined on this CN */
-			c->batch = 2;
-			c->lw = NULL;
-			PT_EXIT(&c->pt_op);
-		}
-		if (!cider_lwc_is_combiner(c)) {
-			c->lw = NULL;			/* the combiner died */
-			goto again;
-		}
+		c->state = CIDER_OP_LWC_WAIT;
+		return cider_park(c);
 	}
+	return cider_op_locate(c, CIDER_OP_FENCE_ENTER, CIDER_OP_LOCATE);
+}
 
-	if (c->late >= CIDER_LATE_READS && !c->fenced)
-		PT_SPAWN(&c->pt_op, cider_fence_enter(c));
-	PT_SPAWN(&c->pt_op, cider_locate(c));
-	if (c->relocate)
-		goto again;
-	if (c->fenced && c->op != CIDER_SEARCH && c->op != CIDER_INSERT)
-		PT_SPAWN(&c->pt_op, cider_fence_leave(c));
+/* Woken as a local WC member: combined, or combiner now, or alone again. */
+static enum cider_step cider_op_lwc_wait(struct cider_client *c)
+{
+	if (c->lw_member)
+		return cider_park(c);
+	if (c->res != CIDER_RES_NONE) {		/* combined on this CN */
+		c->batch = 2;
+		c->lw = NULL;
+		return CIDER_STEP_DONE;
+	}
+	if (!cider_lwc_is_combiner(c)) {
+		c->lw = NULL;			/* the combiner died */
+		return cider_op_goto(c, CIDER_OP_AGAIN);
+	}
+	return cider_op_locate(c, CIDER_OP_FENCE_ENTER, CIDER_OP_LOCATE);
+}
 
-	if (c->op == CIDER_SEARCH) {
-		if (!c->found) {
-			c->res = CIDER_RES_NOTFOUND;
-			goto done;
-		}
-		if (!cider_hashed(c)) {		/* the hash index read it already */
-			v_reset(c);
-			v_read(c, w_off(c, c->ptr), 16);
-			cider_post(c);
-			PT_YIELD(&c->pt_op);
-			c->got = c->v[0].data[1];
-		}
-		/*
-		 * The reclamation rule (slab.h): bytes read more than half a
-		 * grace period after the pointer may be a reused block's.
-		 */
-		if (!c->fenced && cider_now(c) - c->t0 > cfg->grace_ns / 2) {
-			c->read_retries++;
-			c->late++;
-			goto again;
-		}
-		/* Within the rule, the block is the key's: else the checker flags it. */
-		c->res = cider_hashed(c) || c->v[0].data[0] == c->key ? CIDER_RES_OK :
-			 CIDER_RES_NONE;
-		goto done;
+/* SEARCH: the block is read; within the reclamation rule it is the key's. */
+static enum cider_step cider_op_search_check(struct cider_client *c)
+{
+	/*
+	 * The reclamation rule (slab.h): bytes read more than half a grace
+	 * period after the pointer may be a reused block's.
+	 */
+	if (!c->fenced && cider_now(c) - c->t0 > cfg_of(c)->grace_ns / 2) {
+		c->read_retries++;
+		c->late++;
+		return cider_op_goto(c, CIDER_OP_AGAIN);
 	}
-	if (c->op == CIDER_INSERT && !cider_hashed(c)) {
-		PT_SPAWN(&c->pt_op, cider_insert(c));
-		goto done;
-	}
-	if (c->op == CIDER_INSERT) {
-		/* One INSERT of a key at a time: two could claim two slots. */
-		cider_locate_ilock(c);
-		PT_SPAWN(&c->pt_op, cider_caslock_acquire(c));
-		do {
-			if (c->late >= CIDER_LATE_READS && !c->fenced)
-				PT_SPAWN(&c->pt_op, cider_fence_enter(c));
-			PT_SPAWN(&c->pt_op, cider_locate(c));
-			if (c->relocate)
-				continue;
-			if (c->found)
-				c->res = CIDER_RES_EXISTS;
-			else if (!c->paddr)
-				c->res = CIDER_RES_NOSPC;	/* both buckets full */
-			else
-				PT_SPAWN(&c->pt_op, cider_insert(c));
-		} while (c->relocate);
-		PT_SPAWN(&c->pt_op, cider_caslock_release(c));
-		goto done;
-	}
+	/* Within the rule, the block is the key's: else the checker flags it. */
+	c->res = cider_hashed(c) || c->v[0].data[0] == c->key ? CIDER_RES_OK : CIDER_RES_NONE;
+	return cider_op_goto(c, CIDER_OP_DONE);
+}
+
+static enum cider_step cider_op_search(struct cider_client *c)
+{
 	if (!c->found) {
 		c->res = CIDER_RES_NOTFOUND;
-		c->nf_at_read = true;
-		goto done;
+		return cider_op_goto(c, CIDER_OP_DONE);
 	}
-	c->pess = cider_pessimistic(c);
-	if (c->op == CIDER_UPDATE) {
-		c->st.updates++;
-		c->st.pessimistic += c->pess;
-	}
-	if (!c->pess) {
-		PT_SPAWN(&c->pt_op, cider_exec_write(c));
-		if (c->relocate)
-			goto again;
-		if (!c->escalate) {
-			if (cfg->mode == CIDER_MODE_CIDER)
-				cider_cont_after_opt(c->cn, c->key, c->retries);
-			goto done;
-		}
-		cider_cont_escalated(c->cn, c->key);
-		c->pess = true;
-		c->st.pessimistic++;
-	}
+	if (cider_hashed(c))		/* the hash index read it already */
+		return cider_op_search_check(c);
+	v_reset(c);
+	v_read(c, w_off(c, c->ptr), 16);
+	c->state = CIDER_OP_SEARCH_READ;
+	return CIDER_STEP_POSTED;
+}
+
+/* The key's lock, for a pessimistic UPDATE or DELETE. */
+static enum cider_step cider_op_lock(struct cider_client *c)
+{
 	/*
 	 * The local batch closes before the lock queue: once queued, this
 	 * write may be covered by another CN's executor at any moment, and
 	 * nobody may join a batch whose outcome is already decided.
 	 */
 	cider_lwc_close(c);
-	if (cfg->mode == CIDER_MODE_CASLOCK) {
+	if (cfg_of(c)->mode == CIDER_MODE_CASLOCK) {
 		c->caddr = c->laddr;
-		PT_SPAWN(&c->pt_op, cider_caslock_acquire(c));
-		PT_SPAWN(&c->pt_op, cider_exec_write(c));
-		PT_SPAWN(&c->pt_op, cider_caslock_release(c));
-		if (c->relocate)
-			goto again;
-		goto done;
+		cider_caslock_init(c, false);
+		return cider_op_goto(c, CIDER_OP_CASLOCK);
 	}
+	cider_acquire_init(c);
+	return cider_op_goto(c, CIDER_OP_ACQUIRE);
+}
 
-	PT_SPAWN(&c->pt_op, cider_lock_acquire(c));
-	if (c->restart) {	/* a DELETE under way, a reset, or no qnode */
-		cider_arm(c, cfg->backoff_t0_ns);
-		PT_YIELD(&c->pt_op);
-		goto again;
+/* The key is located: on to what the operation does with it. */
+static enum cider_step cider_op_located(struct cider_client *c)
+{
+	switch (c->op) {
+	case CIDER_SEARCH:
+		return cider_op_search(c);
+	case CIDER_INSERT:
+		if (!cider_hashed(c)) {
+			cider_insert_init(c);
+			return cider_op_goto(c, CIDER_OP_INSERT);
+		}
+		/* One INSERT of a key at a time: two could claim two slots. */
+		cider_locate_ilock(c);
+		cider_caslock_init(c, false);
+		return cider_op_goto(c, CIDER_OP_ILOCK);
 	}
-	q = c->qn;
+	if (!c->found) {
+		c->res = CIDER_RES_NOTFOUND;
+		c->nf_at_read = true;
+		return cider_op_goto(c, CIDER_OP_DONE);
+	}
+	c->pess = cider_pessimistic(c);
+	if (c->op == CIDER_UPDATE) {
+		c->st.updates++;
+		c->st.pessimistic += c->pess;
+	}
+	if (c->pess)
+		return cider_op_lock(c);
+	cider_write_init(c);
+	return cider_op_goto(c, CIDER_OP_OPTIMISTIC);
+}
+
+/* Hash INSERT under its INSERT lock: located again (or relocating). */
+static enum cider_step cider_op_ilocated(struct cider_client *c)
+{
+	if (c->relocate)
+		return cider_op_goto(c, CIDER_OP_ILOOP);
+	if (c->found) {
+		c->res = CIDER_RES_EXISTS;
+	} else if (!c->paddr) {
+		c->res = CIDER_RES_NOSPC;	/* both buckets full */
+	} else {
+		cider_insert_init(c);
+		return cider_op_goto(c, CIDER_OP_IINSERT);
+	}
+	cider_caslock_init(c, true);
+	return cider_op_goto(c, CIDER_OP_IUNLOCK);
+}
+
+/* The optimistic write is over: done, or escalated to the lock. */
+static enum cider_step cider_op_optimistic(struct cider_client *c)
+{
+	if (c->relocate)
+		return cider_op_goto(c, CIDER_OP_AGAIN);
+	if (!c->escalate) {
+		if (cfg_of(c)->mode == CIDER_MODE_CIDER)
+			cider_cont_after_opt(c->cn, c->key, c->sub.write.retries);
+		return cider_op_goto(c, CIDER_OP_DONE);
+	}
+	cider_cont_escalated(c->cn, c->key);
+	c->pess = true;
+	c->st.pessimistic++;
+	return cider_op_lock(c);
+}
+
+/* A pessimistic UPDATE is over: Algorithm 1 learns its batch size. */
+static enum cider_step cider_op_after_pess(struct cider_client *c)
+{
+	if (cfg_of(c)->mode == CIDER_MODE_CIDER && c->op == CIDER_UPDATE)
+		cider_cont_after_pess(c->cn, c->key, c->batch);
+	return cider_op_goto(c, CIDER_OP_DONE);
+}
+
+/* Start over after a pause: the lock was reset or busy. */
+static enum cider_step cider_op_restart(struct cider_client *c)
+{
+	c->state = CIDER_OP_RESTART;
+	return cider_sleep(c, cfg_of(c)->backoff_t0_ns);
+}
+
+/* The MCS lock gave c->qn a role: act on it. */
+static enum cider_step cider_op_role(struct cider_client *c)
+{
+	struct cider_qnode *q = c->qn;
+
+	if (c->restart)		/* a DELETE under way, a reset, or no qnode */
+		return cider_op_restart(c);
 	if (q->ptr != c->ptr) {	/* the latest pointer the queue knows */
 		c->ptr = q->ptr;
 		c->ptr_hint = true;
@@ -397,57 +328,191 @@ again:
 		 */
 		cider_qnode_owner_done(q);
 		c->qn = NULL;
-		goto again;
+		return cider_op_goto(c, CIDER_OP_AGAIN);
 	} else if (q->state == CIDER_Q_COMBINED) {		/* participant */
 		c->res = q->result;
 		c->writer = q->writer;
 		c->batch = 2;
 		cider_qnode_owner_done(q);
 		c->qn = NULL;
+		return cider_op_after_pess(c);
 	} else if (q->state == CIDER_Q_EXECUTOR) {
 		c->batch = 2;
-		PT_SPAWN(&c->pt_op, cider_exec_write(c));
-		cider_wc_report(c);
-		PT_SPAWN(&c->pt_op, cider_wc_passthru(c));
-		if (c->restart) {
-			c->restart = false;
-			c->qn = NULL;
-		} else {
-			PT_SPAWN(&c->pt_op, cider_lock_release(c));
-		}
-	} else if (cfg->mode == CIDER_MODE_CIDER && q->next && c->op == CIDER_UPDATE) {
+		cider_write_init(c);
+		return cider_op_goto(c, CIDER_OP_EXEC_WRITE);
+	} else if (cfg_of(c)->mode == CIDER_MODE_CIDER && q->next && c->op == CIDER_UPDATE) {
 		/* coordinator: a DELETE with a successor just deletes and hands over */
 		c->batch = 2;
-		PT_SPAWN(&c->pt_op, cider_wc_coordinate(c));
-		if (c->restart) {
-			cider_arm(c, cfg->backoff_t0_ns);
-			PT_YIELD(&c->pt_op);
-			goto again;
-		}
-	} else {
-		PT_SPAWN(&c->pt_op, cider_exec_write(c));
-		PT_SPAWN(&c->pt_op, cider_lock_release(c));
-		if (c->relocate)	/* released; the key moved: start over */
-			goto again;
+		cider_coord_init(c);
+		return cider_op_goto(c, CIDER_OP_COORD);
 	}
-	if (cfg->mode == CIDER_MODE_CIDER && c->op == CIDER_UPDATE)
-		cider_cont_after_pess(c->cn, c->key, c->batch);
-done:
-	if (c->fenced)
-		PT_SPAWN(&c->pt_op, cider_fence_leave(c));
-	if (c->lw)
-		cider_lwc_finish(c);
-	PT_END(&c->pt_op);
+	cider_write_init(c);
+	return cider_op_goto(c, CIDER_OP_HOLD_WRITE);
 }
 
+/* The result is known: leave the fence, settle the local WC batch. */
+static enum cider_step cider_op_finish(struct cider_client *c)
+{
+	if (c->lw)
+		cider_lwc_done(c);
+	return CIDER_STEP_DONE;
+}
+
+/* The states reached by the read and INSERT paths, once their child is done. */
+static enum cider_step cider_op_front(struct cider_client *c)
+{
+	switch (c->state) {
+	case CIDER_OP_AGAIN:
+		return cider_op_again(c);
+	case CIDER_OP_LWC_WAIT:
+		return cider_op_lwc_wait(c);
+	case CIDER_OP_FENCE_ENTER:
+		cider_locate_init(c);
+		return cider_op_goto(c, CIDER_OP_LOCATE);
+	case CIDER_OP_LOCATE:
+		if (c->relocate)
+			return cider_op_goto(c, CIDER_OP_AGAIN);
+		if (!c->fenced || c->op == CIDER_SEARCH || c->op == CIDER_INSERT)
+			return cider_op_located(c);
+		cider_fence_init(c, false);
+		return cider_op_goto(c, CIDER_OP_FENCE_LEAVE);
+	case CIDER_OP_FENCE_LEAVE:
+		return cider_op_located(c);
+	case CIDER_OP_SEARCH_READ:
+		c->got = c->v[0].data[1];
+		return cider_op_search_check(c);
+	case CIDER_OP_ILOCK:
+	case CIDER_OP_ILOOP:
+		return cider_op_locate(c, CIDER_OP_IFENCE, CIDER_OP_ILOCATE);
+	case CIDER_OP_IFENCE:
+		cider_locate_init(c);
+		return cider_op_goto(c, CIDER_OP_ILOCATE);
+	case CIDER_OP_ILOCATE:
+		return cider_op_ilocated(c);
+	case CIDER_OP_IINSERT:
+		if (c->relocate)
+			return cider_op_goto(c, CIDER_OP_ILOOP);
+		cider_caslock_init(c, true);
+		return cider_op_goto(c, CIDER_OP_IUNLOCK);
+	case CIDER_OP_INSERT:
+	case CIDER_OP_IUNLOCK:
+	default:
+		return cider_op_goto(c, CIDER_OP_DONE);
+	}
+}
+
+/* The states reached by the UPDATE and DELETE paths, once their child is done. */
+static enum cider_step cider_op_back(struct cider_client *c)
+{
+	switch (c->state) {
+	case CIDER_OP_OPTIMISTIC:
+		return cider_op_optimistic(c);
+	case CIDER_OP_CASLOCK:
+		cider_write_init(c);
+		return cider_op_goto(c, CIDER_OP_CASLOCK_WRITE);
+	case CIDER_OP_CASLOCK_WRITE:
+		cider_caslock_init(c, true);
+		return cider_op_goto(c, CIDER_OP_CASUNLOCK);
+	case CIDER_OP_CASUNLOCK:
+		return cider_op_goto(c, c->relocate ? CIDER_OP_AGAIN : CIDER_OP_DONE);
+	case CIDER_OP_ACQUIRE:
+		return cider_op_role(c);
+	case CIDER_OP_RESTART:
+		return cider_op_goto(c, CIDER_OP_AGAIN);
+	case CIDER_OP_EXEC_WRITE:
+		cider_wc_report(c);
+		cider_passthru_init(c);
+		return cider_op_goto(c, CIDER_OP_PASSTHRU);
+	case CIDER_OP_PASSTHRU:
+		if (!c->restart) {
+			cider_release_init(c);
+			return cider_op_goto(c, CIDER_OP_EXEC_RELEASE);
+		}
+		c->restart = false;
+		c->qn = NULL;
+		return cider_op_after_pess(c);
+	case CIDER_OP_COORD:
+		return c->restart ? cider_op_restart(c) : cider_op_after_pess(c);
+	case CIDER_OP_HOLD_WRITE:
+		cider_release_init(c);
+		return cider_op_goto(c, CIDER_OP_HOLD_RELEASE);
+	case CIDER_OP_HOLD_RELEASE:
+		if (c->relocate)	/* released; the key moved: start over */
+			return cider_op_goto(c, CIDER_OP_AGAIN);
+		return cider_op_after_pess(c);
+	case CIDER_OP_EXEC_RELEASE:
+		return cider_op_after_pess(c);
+	case CIDER_OP_DONE:
+		if (!c->fenced)
+			return cider_op_finish(c);
+		cider_fence_init(c, false);
+		return cider_op_goto(c, CIDER_OP_DONE_FENCE);
+	case CIDER_OP_DONE_FENCE:
+	default:
+		return cider_op_finish(c);
+	}
+}
+
+/* Step the child the current state drives; CIDER_STEP_DONE if none. */
+static enum cider_step cider_op_child_step(struct cider_client *c)
+{
+	switch (cider_op_child(c)) {
+	case CIDER_CHILD_FENCE:
+		return cider_fence_step(c);
+	case CIDER_CHILD_LOCATE:
+		return cider_locate_step(c);
+	case CIDER_CHILD_INSERT:
+		return cider_insert_step(c);
+	case CIDER_CHILD_CASLOCK:
+		return cider_caslock_step(c);
+	case CIDER_CHILD_WRITE:
+		return cider_write_step(c);
+	case CIDER_CHILD_ACQUIRE:
+		return cider_acquire_step(c);
+	case CIDER_CHILD_RELEASE:
+		return cider_release_step(c);
+	case CIDER_CHILD_COORD:
+		return cider_coord_step(c);
+	case CIDER_CHILD_PASSTHRU:
+		return cider_passthru_step(c);
+	default:
+		return CIDER_STEP_DONE;
+	}
+}
+
+static enum cider_step cider_op_once(struct cider_client *c)
+{
+	enum cider_step r = cider_op_child_step(c);
+
+	if (r != CIDER_STEP_DONE)
+		return r;
+	return c->state < CIDER_OP_OPTIMISTIC ? cider_op_front(c) : cider_op_back(c);
+}
+
+/* Do what the machine's last step asked for. */
 void cider_client_resume(struct cider_client *c)
 {
+	const struct cider_fabric *fab = c->cn->fab;
+
 	if (c->dead || !c->busy)
 		return;
-	if (cider_op_run(c)) {
+	switch (cider_run(c, cider_op_once)) {
+	case CIDER_STEP_POSTED:
+		fab->ops->post(fab->priv, c, c->v, c->nv);
+		break;
+	case CIDER_STEP_PARKED:
+		c->parked = true;
+		c->timer_fired = false;
+		if (!c->sleep_timed)
+			break;
+		c->token++;
+		fab->ops->timer(fab->priv, c, c->sleep_ns, c->token);
+		break;
+	default:
 		c->busy = false;
 		c->st.ops++;
-		c->cn->fab->ops->done(c->cn->fab->priv, c);
+		fab->ops->done(fab->priv, c);
+		break;
 	}
 }
 
@@ -466,9 +531,7 @@ void cider_client_start(struct cider_client *c, u8 op, u64 key, u64 val, u32 vle
 	c->mm_since = 0;
 	c->late = 0;
 	c->fenced = false;
-	c->pt_op = 0;
-	c->pt_l1 = 0;
-	c->pt_l2 = 0;
+	c->state = CIDER_OP_AGAIN;
 	c->res = CIDER_RES_NONE;
 	c->busy = true;
 	cider_client_resume(c);
@@ -479,7 +542,80 @@ void cider_client_crash(struct cider_client *c)
 {
 	c->dead = true;
 	if (c->lw)
-		cider_lwc_finish(c);
+		cider_lwc_done(c);
+}
+
+/* The CN's lock agent: a message from another CN's. */
+void cider_cn_on_msg(struct cider_cn *cn, const struct cider_msg *m)
+{
+	struct cider_client *c = cider_lockq_on_msg(cn, m);
+
+	if (c)
+		cider_wake(c);
+}
+
+const char *cider_client_state_name(const struct cider_client *c)
+{
+	return c->state < CIDER_OP_NR_STATES ? cider_op_states[c->state].name : "?";
+}
+
+const char *cider_client_sub_state_name(const struct cider_client *c)
+{
+	switch (cider_op_child(c)) {
+	case CIDER_CHILD_FENCE:
+		return cider_fence_state_name(c->sub.fence.state);
+	case CIDER_CHILD_LOCATE:
+		return cider_locate_state_name(c->sub.locate.state);
+	case CIDER_CHILD_INSERT:
+		return cider_insert_state_name(c->sub.insert.state);
+	case CIDER_CHILD_CASLOCK:
+		return cider_caslock_state_name(c->sub.caslock.state);
+	case CIDER_CHILD_WRITE:
+		return cider_write_state_name(c->sub.write.state);
+	case CIDER_CHILD_ACQUIRE:
+		return cider_acquire_state_name(c->sub.acquire.state);
+	case CIDER_CHILD_RELEASE:
+		return cider_release_state_name(c->sub.release.state);
+	case CIDER_CHILD_COORD:
+		return cider_coord_state_name(c->sub.coord.state);
+	case CIDER_CHILD_PASSTHRU:
+		return cider_passthru_state_name(c->sub.passthru.state);
+	default:
+		return "";
+	}
+}
+
+/* Only writes allocate, and only lock protocols wait on a qnode. */
+const char *cider_client_leaf_state_name(const struct cider_client *c)
+{
+	switch (cider_op_child(c)) {
+	case CIDER_CHILD_INSERT:
+		if (c->sub.insert.state != CIDER_INSERT_ALLOC)
+			return "";
+		return cider_alloc_state_name(c->leaf.alloc.state);
+	case CIDER_CHILD_WRITE:
+		if (c->sub.write.state != CIDER_WRITE_ALLOC)
+			return "";
+		return cider_alloc_state_name(c->leaf.alloc.state);
+	case CIDER_CHILD_ACQUIRE:
+		if (c->sub.acquire.state != CIDER_ACQUIRE_WAIT)
+			return "";
+		return cider_wait_state_name(c->leaf.wait.state);
+	case CIDER_CHILD_RELEASE:
+		if (c->sub.release.state != CIDER_RELEASE_WAIT)
+			return "";
+		return cider_wait_state_name(c->leaf.wait.state);
+	case CIDER_CHILD_COORD:
+		if (c->sub.coord.state != CIDER_COORD_WAIT)
+			return "";
+		return cider_wait_state_name(c->leaf.wait.state);
+	case CIDER_CHILD_PASSTHRU:
+		if (c->sub.passthru.state != CIDER_PASSTHRU_WAIT)
+			return "";
+		return cider_wait_state_name(c->leaf.wait.state);
+	default:
+		return "";
+	}
 }
 
 void cider_cn_init(struct cider_cn *cn, u32 id, const struct cider_cfg *cfg,

@@ -17,7 +17,7 @@
  * UPDATE can lose: at 2,048 clients the random soak found UPDATEs
  * unfinished after seconds.  In the queue it is served in FIFO order.
  */
-#include "core.h"
+#include "verbs.h"
 
 #define CIDER_HOT_WAYS 8
 

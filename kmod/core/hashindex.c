@@ -6,7 +6,7 @@
  * c->paddr (the word to CAS), c->laddr (its lock entry) and c->ptr (its
  * value as read), so every mode's operations run unchanged on top.
  */
-#include "core.h"
+#include "verbs.h"
 
 static u64 cider_bucket_addr(const struct cider_cfg *cfg, u64 b)
 {
@@ -16,10 +16,10 @@ static u64 cider_bucket_addr(const struct cider_cfg *cfg, u64 b)
 static void cider_use_slot(struct cider_client *c, u32 b, u32 i)
 {
 	const struct cider_cfg *cfg = cfg_of(c);
-	u64 slot = c->bucket[b] * CIDER_BUCKET_SLOTS + i;
+	u64 slot = c->sub.locate.bucket[b] * CIDER_BUCKET_SLOTS + i;
 
-	c->ptr = c->bkt[b][i];
-	c->paddr = cider_bucket_addr(cfg, c->bucket[b]) + i * 8;
+	c->ptr = c->sub.locate.bkt[b][i];
+	c->paddr = cider_bucket_addr(cfg, c->sub.locate.bucket[b]) + i * 8;
 	c->laddr = cfg->lock_off + slot * 16;
 	c->lver = w_ver(c, c->ptr);
 }
@@ -66,85 +66,147 @@ void cider_locate_ilock(struct cider_client *c)
 	c->caddr = cfg->ilock_off + loc.bucket[0] * 16;
 }
 
-/*
- * Sub-protothread: find c->key.  c->found says whether it is there; if
- * not, a hash index offers an empty slot for an INSERT (c->paddr 0: both
- * buckets full).  Sets c->relocate if a block read broke the reclamation
- * rule: the caller starts over.
- */
-bool cider_locate(struct cider_client *c)
+void cider_locate_init(struct cider_client *c)
+{
+	c->sub.locate.state = CIDER_LOCATE_BEGIN;
+}
+
+/* Start: the array's pointer is at a fixed place, a key's buckets are two. */
+static enum cider_step cider_locate_begin(struct cider_client *c)
 {
 	const struct cider_cfg *cfg = cfg_of(c);
-	enum cider_block_check r;
+	struct cider_locate *l = &c->sub.locate;
 	struct cider_hash_loc loc;
-	u32 b, i;
-	u64 w;
 
-	PT_BEGIN(&c->pt_l1);
 	c->relocate = false;
 	c->found = false;
 	c->t0 = cider_now(c);
+	v_reset(c);
 	if (!cider_hashed(c)) {
 		c->paddr = cider_ptr_addr(cfg, c->key);
 		c->laddr = cider_lock_addr(cfg, c->key);
-		v_reset(c);
 		v_read(c, c->paddr, 8);
-		cider_post(c);
-		PT_YIELD(&c->pt_l1);
-		c->ptr = c->v[0].data[0];
-		c->found = w_off(c, c->ptr) != 0;
-		PT_EXIT(&c->pt_l1);
+		l->state = CIDER_LOCATE_POINTER;
+		return CIDER_STEP_POSTED;
 	}
 	cider_hash_locate(&c->key, sizeof(c->key), cfg->nr_buckets, &loc);
 	c->fp = loc.fp;
-	c->bucket[0] = loc.bucket[0];
-	c->bucket[1] = loc.bucket[1];
-	v_reset(c);
-	v_read(c, cider_bucket_addr(cfg, c->bucket[0]), CIDER_BUCKET_SIZE);
-	v_read(c, cider_bucket_addr(cfg, c->bucket[1]), CIDER_BUCKET_SIZE);
-	cider_post(c);
-	PT_YIELD(&c->pt_l1);
-	memcpy(c->bkt[0], c->v[0].data, CIDER_BUCKET_SIZE);
-	memcpy(c->bkt[1], c->v[1].data, CIDER_BUCKET_SIZE);
-	/* Fingerprints collide: confirm each candidate by its block's key. */
-	for (c->ci = 0; c->ci < 2 * CIDER_BUCKET_SLOTS; c->ci++) {
-		w = c->bkt[c->ci / 8][c->ci % 8];
+	l->bucket[0] = loc.bucket[0];
+	l->bucket[1] = loc.bucket[1];
+	v_read(c, cider_bucket_addr(cfg, l->bucket[0]), CIDER_BUCKET_SIZE);
+	v_read(c, cider_bucket_addr(cfg, l->bucket[1]), CIDER_BUCKET_SIZE);
+	l->state = CIDER_LOCATE_BUCKETS;
+	return CIDER_STEP_POSTED;
+}
+
+/*
+ * The next slot whose fingerprint matches: READ its block, since
+ * fingerprints collide.  None: the key is absent; offer a slot of the
+ * emptier bucket (two choices, as RACE), c->paddr 0 if both are full.
+ */
+static enum cider_step cider_locate_scan(struct cider_client *c)
+{
+	struct cider_locate *l = &c->sub.locate;
+	u32 b, i;
+	u64 w;
+
+	for (; l->ci < 2 * CIDER_BUCKET_SLOTS; l->ci++) {
+		w = l->bkt[l->ci / 8][l->ci % 8];
 		if (cider_slot_empty(w) || cider_slot_fp(w) != c->fp)
 			continue;
 		v_reset(c);
 		v_add(c, CIDER_V_READ, cider_slot_off(w),
 		      cider_class_size(cider_slot_class(w)))->buf = c->buf;
-		cider_post(c);
-		PT_YIELD(&c->pt_l1);
-		w = c->bkt[c->ci / 8][c->ci % 8];
-		r = cider_block_mine(c, cider_class_size(cider_slot_class(w)));
-		/*
-		 * Within the reclamation rule a block cannot be torn; beyond it,
-		 * it may be a reused one: either way, look again.
-		 */
-		if ((!c->fenced && cider_now(c) - c->t0 > cfg->grace_ns / 2) ||
-		    r == CIDER_BLOCK_TORN) {
-			c->late += r != CIDER_BLOCK_TORN;
-			c->relocate = true;
-			PT_EXIT(&c->pt_l1);
-		}
-		if (r != CIDER_BLOCK_OK)
-			continue;		/* a fingerprint collision */
-		cider_use_slot(c, c->ci / 8, c->ci % 8);
-		c->found = true;
-		PT_EXIT(&c->pt_l1);
+		l->state = CIDER_LOCATE_BLOCK;
+		return CIDER_STEP_POSTED;
 	}
-	/* Absent: offer a slot of the emptier bucket (two choices, as RACE). */
 	c->ptr = 0;
 	c->paddr = 0;
-	b = cider_bucket_load(c->bkt[1]) < cider_bucket_load(c->bkt[0]);
+	b = cider_bucket_load(l->bkt[1]) < cider_bucket_load(l->bkt[0]);
 	for (i = 0; i < 2 * CIDER_BUCKET_SLOTS; i++) {
 		u32 bb = (b + i / CIDER_BUCKET_SLOTS) % 2, ii = i % CIDER_BUCKET_SLOTS;
 
-		if (cider_slot_empty(c->bkt[bb][ii])) {
+		if (cider_slot_empty(l->bkt[bb][ii])) {
 			cider_use_slot(c, bb, ii);
-			PT_EXIT(&c->pt_l1);
+			break;
 		}
 	}
-	PT_END(&c->pt_l1);
+	return CIDER_STEP_DONE;
+}
+
+/* A candidate's block is in c->buf: is it c->key's? */
+static enum cider_step cider_locate_block(struct cider_client *c)
+{
+	struct cider_locate *l = &c->sub.locate;
+	u64 w = l->bkt[l->ci / 8][l->ci % 8];
+	enum cider_block_check r;
+
+	r = cider_block_mine(c, cider_class_size(cider_slot_class(w)));
+	/*
+	 * Within the reclamation rule a block cannot be torn; beyond it, it
+	 * may be a reused one: either way, look again.
+	 */
+	if ((!c->fenced && cider_now(c) - c->t0 > cfg_of(c)->grace_ns / 2) ||
+	    r == CIDER_BLOCK_TORN) {
+		c->late += r != CIDER_BLOCK_TORN;
+		c->relocate = true;
+		return CIDER_STEP_DONE;
+	}
+	if (r != CIDER_BLOCK_OK) {		/* a fingerprint collision */
+		l->ci++;
+		l->state = CIDER_LOCATE_SCAN;
+		return CIDER_STEP_NEXT;
+	}
+	cider_use_slot(c, l->ci / 8, l->ci % 8);
+	c->found = true;
+	return CIDER_STEP_DONE;
+}
+
+static enum cider_step cider_locate_once(struct cider_client *c)
+{
+	struct cider_locate *l = &c->sub.locate;
+
+	switch (l->state) {
+	case CIDER_LOCATE_BEGIN:
+		return cider_locate_begin(c);
+	case CIDER_LOCATE_POINTER:
+		c->ptr = c->v[0].data[0];
+		c->found = w_off(c, c->ptr) != 0;
+		return CIDER_STEP_DONE;
+	case CIDER_LOCATE_BUCKETS:
+		memcpy(l->bkt[0], c->v[0].data, CIDER_BUCKET_SIZE);
+		memcpy(l->bkt[1], c->v[1].data, CIDER_BUCKET_SIZE);
+		l->ci = 0;
+		l->state = CIDER_LOCATE_SCAN;
+		return CIDER_STEP_NEXT;
+	case CIDER_LOCATE_SCAN:
+		return cider_locate_scan(c);
+	case CIDER_LOCATE_BLOCK:
+	default:
+		return cider_locate_block(c);
+	}
+}
+
+/*
+ * Find c->key.  c->found says whether it is there; if not, a hash index
+ * offers an empty slot for an INSERT (c->paddr 0: both buckets full).
+ * Sets c->relocate if a block read broke the reclamation rule: the caller
+ * starts over.
+ */
+enum cider_step cider_locate_step(struct cider_client *c)
+{
+	return cider_run(c, cider_locate_once);
+}
+
+const char *cider_locate_state_name(u8 state)
+{
+	static const char *const names[] = {
+		[CIDER_LOCATE_BEGIN] = "locate:begin",
+		[CIDER_LOCATE_POINTER] = "locate:pointer",
+		[CIDER_LOCATE_BUCKETS] = "locate:buckets",
+		[CIDER_LOCATE_SCAN] = "locate:scan",
+		[CIDER_LOCATE_BLOCK] = "locate:block",
+	};
+
+	return state < ARRAY_SIZE(names) ? names[state] : "locate:?";
 }

@@ -8,7 +8,7 @@
  * result.  Arrivals after the write wait for the next batch, whose first
  * member combines it.  Applies to every mode.
  */
-#include "core.h"
+#include "verbs.h"
 
 static struct cider_lwc *cider_lwc_find(struct cider_cn *cn, u64 key)
 {
@@ -82,14 +82,19 @@ void cider_lwc_close(struct cider_client *c)
 	c->wop = c->lw->op;
 }
 
-static void cider_lwc_wake_all(struct cider_cn *cn, u64 mask, const struct cider_client *by)
+/*
+ * Settle the members in @mask: with @by's result, unless @by is NULL (they
+ * start over on their own).  Returns @mask, the clients to wake.
+ */
+static u64 cider_lwc_settle(struct cider_cn *cn, u64 mask, const struct cider_client *by)
 {
+	u64 bits = mask;
 	u32 i;
 
-	for (i = 0; mask; i++, mask >>= 1) {
+	for (i = 0; bits; i++, bits >>= 1) {
 		struct cider_client *m = &cn->clients[i];
 
-		if (!(mask & 1))
+		if (!(bits & 1))
 			continue;
 		/*
 		 * "Not found" was decided by the combiner's first READ: it
@@ -102,19 +107,24 @@ static void cider_lwc_wake_all(struct cider_cn *cn, u64 mask, const struct cider
 			m->st.combined++;
 		}
 		m->lw_member = false;
-		cider_wake(m);
 	}
+	return mask;
 }
 
-/* The combiner is done (or dead: @c->dead): settle the batch, go on. */
-void cider_lwc_finish(struct cider_client *c)
+/*
+ * The combiner is done (or dead: @c->dead): settle the batch and hand the
+ * next one to its first member.  Returns whom to wake: the batch's
+ * members, then the next combiner (or, after a death, everyone waiting).
+ */
+struct cider_lwc_wake cider_lwc_finish(struct cider_client *c)
 {
+	struct cider_lwc_wake wake = { 0, 0 };
 	struct cider_cn *cn = c->cn;
 	struct cider_lwc *lw = c->lw;
 	u32 p;
 
 	if (!cider_lwc_is_combiner(c))
-		return;
+		return wake;
 	c->lw = NULL;
 	if (c->dead && !lw->open) {
 		/*
@@ -123,15 +133,15 @@ void cider_lwc_finish(struct cider_client *c)
 		 * (redoing the write could install a value twice).
 		 */
 		c->res = CIDER_RES_UNKNOWN;
-		cider_lwc_wake_all(cn, lw->cur, c);
+		wake.batch = cider_lwc_settle(cn, lw->cur, c);
 	} else {
-		cider_lwc_wake_all(cn, lw->cur, c->dead ? NULL : c);
+		wake.batch = cider_lwc_settle(cn, lw->cur, c->dead ? NULL : c);
 	}
 	if (c->dead) {
 		/* Nobody wrote for them: everyone waiting starts over alone. */
-		cider_lwc_wake_all(cn, lw->next, NULL);
+		wake.next = cider_lwc_settle(cn, lw->next, NULL);
 		lw->key = 0;
-		return;
+		return wake;
 	}
 	/* Members that died while waiting are dropped. */
 	for (p = 0; p < 64; p++)
@@ -139,7 +149,7 @@ void cider_lwc_finish(struct cider_client *c)
 			lw->next &= ~(1ULL << p);
 	if (!lw->next) {
 		lw->key = 0;
-		return;
+		return wake;
 	}
 	for (p = 0; !(lw->next >> p & 1); p++)
 		;
@@ -152,5 +162,6 @@ void cider_lwc_finish(struct cider_client *c)
 	lw->op = lw->next_op;
 	cn->clients[p].lw = lw;
 	cn->clients[p].lw_member = false;
-	cider_wake(&cn->clients[p]);
+	wake.next = 1ULL << p;
+	return wake;
 }

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The CIDER protocol core: compute-node clients running KV operations on
- * the pointer-array index under one of four synchronization modes.
+ * The CIDER protocol core's interface with its fabric: the configuration,
+ * verbs, messages between CN lock agents, the fabric's operations and the
+ * core's entry points.  Compute-node clients run KV operations on the
+ * pointer array or the hash index under one of four synchronization
+ * modes (client.h: the client and CN; sm.h: how their state machines run).
  *
  * The core never blocks: an operation asks the fabric to post a batch of
  * verbs, to send a message to another CN's lock agent, or to wake it
  * after a delay, and returns.  The fabric calls cider_client_resume() when
- * the batch completes or the delay passes; a message arrives through
- * cider_cn_on_msg().  The kernel fabric maps this onto channels; the
- * simulator's fabric is a model.
+ * the batch completes, cider_client_timer() when the delay passes; a
+ * message arrives through cider_cn_on_msg().  The kernel fabric maps this
+ * onto channels; the simulator's fabric is a model.
  */
 #ifndef _CIDER_CORE_PROTO_H
 #define _CIDER_CORE_PROTO_H
@@ -88,6 +91,7 @@ struct cider_cfg {
 
 struct cider_client;
 struct cider_cn;
+struct cider_lwc;
 
 struct cider_fabric_ops {
 	void (*post)(void *fab, struct cider_client *c, struct cider_verb *v, unsigned int n);
@@ -105,135 +109,7 @@ struct cider_fabric {
 	void *priv;
 };
 
-/* An MCS queue node: one per lock acquisition, owned by its CN's agent. */
-enum cider_qstate {
-	CIDER_Q_FREE,
-	CIDER_Q_WAITING,	/* enqueued, lock not here yet */
-	CIDER_Q_GRANTED,	/* holds the lock in queue order */
-	CIDER_Q_EXECUTOR,	/* holds it out of order for a coordinator */
-	CIDER_Q_COMBINED,	/* its write was combined; result known */
-	CIDER_Q_ABANDONED,	/* given up after a lock reset */
-};
-
-struct cider_qnode {
-	u64 id;			/* 0: free slot */
-	u32 owner;		/* client index within the CN */
-	u64 key;
-	u64 laddr;		/* the lock entry it queues on */
-	u8 state;
-	u8 result;
-	bool exec_done;		/* coordinator: the executor reported */
-	bool passthru;		/* executor: the WC result came back around */
-	bool fwd_pending;	/* combined: forward when the successor shows */
-	bool owner_done;	/* the owner no longer reads this node */
-	u32 lockver;		/* version in the tail word we installed */
-	u64 next;		/* successor qnode, 0: not known yet */
-	u64 coord;		/* executor: the coordinator's qnode */
-	u64 exec;		/* combined: the executor's qnode */
-	u64 ptr;		/* latest data pointer known */
-	u32 writer;
-};
-
-#define CIDER_QNODES_PER_CN 256
-
-struct cider_hot {		/* Algorithm 1 state of one hot key */
-	u64 key;		/* key + 1; 0: empty */
-	u32 credit;
-	u32 retry;
-};
-
-#define CIDER_HOT_SLOTS 1024
-
-/* Local write combining of one key on one CN (localwc.c). */
-struct cider_lwc {
-	u64 key;		/* key + 1; 0: free */
-	s32 combiner;		/* client index, -1: none */
-	bool open;		/* the combiner has not written yet */
-	u64 cur, next;		/* members (client index bits, so <= 64 clients) */
-	u64 val, next_val;	/* latest value of each batch */
-	u32 op, next_op;	/* and its operation */
-	u32 vlen, next_vlen;	/* and its length */
-};
-
-struct cider_cn {
-	u32 id;
-	const struct cider_cfg *cfg;
-	struct cider_fabric *fab;
-	struct cider_client *clients;
-	struct cider_qnode q[CIDER_QNODES_PER_CN];
-	u64 qseq;
-	struct cider_slab slab;		/* this CN's KV blocks */
-	struct cider_hot hot[CIDER_HOT_SLOTS];
-	struct cider_lwc *lwc;
-	u32 nr_lwc;
-	struct cider_backoff backoff;
-	bool dead;
-	u64 msgs_dropped;
-};
-
-struct cider_client_stats {
-	u64 ops, updates, pessimistic, combined, cas_fail, resets;
-};
-
-struct cider_client {
-	u32 id;			/* global: cn * clients_per_cn + index */
-	u32 index;
-	struct cider_cn *cn;
-	bool dead;
-	bool busy;		/* an operation is under way */
-	/* the operation */
-	u8 op;
-	u64 key;
-	u64 val;		/* INSERT/UPDATE: the value to write */
-	u32 vlen;		/* hash: its length in bytes (8..64 KiB) */
-	u64 wval;		/* the value actually written (local WC) */
-	u32 wvlen;
-	u32 wop;		/* and the operation it belongs to */
-	u32 opid;		/* caller's id for this operation */
-	u8 res;
-	u64 got;		/* SEARCH: the value read */
-	u32 writer;		/* a write's installer (itself unless combined) */
-	bool pess;		/* this UPDATE went the pessimistic way */
-	bool escalate;		/* it was optimistic and lost too often */
-	u32 batch;		/* WC batch size as this client saw it */
-	/* protothread state */
-	int pt_op, pt_l1, pt_l2;
-	bool parked;
-	u32 token;
-	bool timer_fired;
-	struct cider_verb v[CIDER_MAX_VERBS];
-	unsigned int nv;
-	/* scratch kept across yields */
-	u64 ptr, blk, cmp, lockw, epoch, seen_epoch, changed_at, t0;
-	u64 mm_epoch, mm_since;	/* version mismatch watch (lockqueue.c) */
-	u32 attempt, retries;
-	struct cider_qnode *qn;
-	bool restart;
-	bool ptr_hint;		/* c->ptr came from another client */
-	bool nf_at_read;	/* "not found" decided by the first READ */
-	bool relocate;		/* hash: the slot changed keys: find it again */
-	bool found;		/* the key was found by cider_locate() */
-	u8 fp;			/* hash: the key's fingerprint */
-	u64 paddr, laddr;	/* the key's data pointer (slot) and lock entry */
-	u64 caddr;		/* the CAS spinlock's word (lock or INSERT lock) */
-	u64 bucket[2];		/* hash: the candidate buckets */
-	u64 bkt[2][8];		/* hash: their slots as read */
-	u32 ci;			/* hash: candidate being checked */
-	u32 lver;		/* hash: the slot's version when located */
-	u32 cls;		/* hash: size class of the block being written */
-	u8 *buf;		/* hash: room for one block of the largest class */
-	u64 join_t;		/* when it joined a local WC batch */
-	struct cider_lwc *lw;
-	bool lw_member;
-	struct cider_client_stats st;
-	u32 read_retries;	/* SEARCHes redone by the grace rule */
-	u32 late;		/* this op's READs that missed the rule */
-	bool fenced;		/* announced on the reader fence (slab.h) */
-	u64 fence_t;		/* when the fence READ was posted */
-	u32 fences;		/* operations that had to announce */
-};
-
-/* core API */
+/* The core's interface to its fabric (struct cider_client: client.h). */
 void cider_cn_init(struct cider_cn *cn, u32 id, const struct cider_cfg *cfg,
 		   struct cider_fabric *fab, struct cider_client *clients,
 		   struct cider_lwc *lwc, u32 nr_lwc,
@@ -253,22 +129,6 @@ static inline u64 cider_ptr_addr(const struct cider_cfg *cfg, u64 key)
 static inline u64 cider_lock_addr(const struct cider_cfg *cfg, u64 key)
 {
 	return cfg->lock_off + key * 16;
-}
-
-/*
- * qnode ids fill a lock entry's tail (CIDER_OFF_BITS, 52): 12 bits CN,
- * 8 bits slot, 32 bits sequence; never 0.
- */
-#define CIDER_QID_SEQ_BITS	32
-
-static inline u32 cider_qid_cn(u64 id)
-{
-	return (u32)(id >> (CIDER_QID_SEQ_BITS + 8)) & 0xfff;
-}
-
-static inline u32 cider_qid_slot(u64 id)
-{
-	return (u32)(id >> CIDER_QID_SEQ_BITS) & 0xff;
 }
 
 #endif

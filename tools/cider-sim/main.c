@@ -66,6 +66,9 @@ static void usage(FILE *f)
 "                        with no operation completing, a READ or WRITE\n"
 "                        counting one more per 64 bytes (default 5000000,\n"
 "                        plus 400 per us of lease with crash faults)\n"
+"  --trace               every client's machine states after each event that\n"
+"                        resumed it, and every qnode a message reached, on\n"
+"                        stderr (with -q too)\n"
 "  --json                the report as one JSON object\n"
 "  -q, --quiet           no progress or traces on stderr\n"
 "  -h, --help            this text\n");
@@ -125,6 +128,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "max-model-ms", required_argument, NULL, 'X' },
 		{ "stall-events", required_argument, NULL, 'E' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "trace", no_argument, NULL, 'R' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -267,6 +271,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 				goto bad;
 			break;
 		case 'j': *json = true; break;
+		case 'R': s->trace = true; break;
 		case 'q': s->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;

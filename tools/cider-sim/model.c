@@ -590,15 +590,6 @@ void sim_free_events(struct sim *s)
 	s->nheap = 0;
 }
 
-static const char *const qstate_names[] = {
-	"free", "waiting", "granted", "executor", "combined", "abandoned",
-};
-
-static const char *qstate_name(u8 st)
-{
-	return st < sizeof(qstate_names) / sizeof(qstate_names[0]) ? qstate_names[st] : "?";
-}
-
 static const char *const op_names[] = { "search", "insert", "update", "delete" };
 
 static const struct sim *age_sim;	/* qsort has no context argument */
@@ -611,20 +602,30 @@ static int cmp_age(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One stuck client: everything needed to find where its protothreads wait. */
+/* "op > child > leaf": the states of a client's active machines by name. */
+static const char *state_str(const struct cider_client *c, char *buf, size_t len)
+{
+	const char *sub = cider_client_sub_state_name(c), *leaf = cider_client_leaf_state_name(c);
+
+	snprintf(buf, len, "%s%s%s%s%s", cider_client_state_name(c), *sub ? " > " : "", sub,
+		 *leaf ? " > " : "", leaf);
+	return buf;
+}
+
+/* One stuck client: everything needed to find where its machines wait. */
 static void stall_client(struct sim *s, struct cider_client *c)
 {
 	const struct op_rec *o = &s->ops[s->cur_op[c->id]];
+	char st[96];
 
-	fprintf(stderr, "  client %u (CN %u): op %u %s key %llu, running %.1f us; pt_op %d pt_l1 %d pt_l2 %d; %s, timer token %u%s; attempt %u retries %u read_retries %u",
+	fprintf(stderr, "  client %u (CN %u): op %u %s key %llu, running %.1f us; state %s; %s, timer token %u%s; read_retries %u",
 		c->id, c->cn->id, s->cur_op[c->id], op_names[c->op & 3],
 		(unsigned long long)c->key, (double)(s->now - o->inv) / US,
-		c->pt_op, c->pt_l1, c->pt_l2, c->parked ? "parked" : "not parked",
-		c->token, c->timer_fired ? " (fired)" : "", c->attempt, c->retries,
-		c->read_retries);
+		state_str(c, st, sizeof(st)), c->parked ? "parked" : "not parked",
+		c->token, c->timer_fired ? " (fired)" : "", c->read_retries);
 	if (c->qn)
 		fprintf(stderr, "; qnode %llx %s on lock %#llx (next %llx, coord %llx, exec %llx)",
-			(unsigned long long)c->qn->id, qstate_name(c->qn->state),
+			(unsigned long long)c->qn->id, cider_qstate_name(c->qn->state),
 			(unsigned long long)c->qn->laddr, (unsigned long long)c->qn->next,
 			(unsigned long long)c->qn->coord, (unsigned long long)c->qn->exec);
 	if (c->lw)
@@ -632,15 +633,26 @@ static void stall_client(struct sim *s, struct cider_client *c)
 	fputc('\n', stderr);
 }
 
+/* Two stuck clients wait in the same place (for the summary by state). */
+static bool stall_same(const struct cider_client *c, const struct cider_client *d)
+{
+	return d->op == c->op && !strcmp(cider_client_state_name(d), cider_client_state_name(c)) &&
+	       !strcmp(cider_client_sub_state_name(d), cider_client_sub_state_name(c)) &&
+	       !strcmp(cider_client_leaf_state_name(d), cider_client_leaf_state_name(c)) &&
+	       d->parked == c->parked && !d->qn == !c->qn &&
+	       (!c->qn || d->qn->state == c->qn->state);
+}
+
 /*
- * A stall: print which operations are stuck and where (the protothreads'
- * resume points are source lines in kmod/core), mark them pending (they
+ * A stall: print which operations are stuck and where (the states of
+ * their machines, by name), mark them pending (they
  * may or may not have taken effect) so that the checks still judge the
  * rest of the history, and record the violation.
  */
 static void stall(struct sim *s, const char *why)
 {
 	u32 *stuck = malloc((s->nr_clients + 1) * sizeof(u32)), n = 0, i, j, same;
+	char st[96];
 	u64 kinds[EV_START + 1] = { 0 }, k;
 
 	for (i = 0; i < s->nr_clients; i++)
@@ -663,7 +675,7 @@ static void stall(struct sim *s, const char *why)
 		(unsigned long long)kinds[EV_DONE], (unsigned long long)kinds[EV_MSG],
 		(unsigned long long)kinds[EV_TIMER], (unsigned long long)kinds[EV_WAKE],
 		(unsigned long long)kinds[EV_START]);
-	fprintf(stderr, "cider-sim: the %u longest-running stuck operations (pt_* are kmod/core source lines):\n",
+	fprintf(stderr, "cider-sim: the %u longest-running stuck operations:\n",
 		n < 10 ? n : 10);
 	for (i = 0; i < n && i < 10; i++)
 		stall_client(s, &s->clients[stuck[i]]);
@@ -671,34 +683,54 @@ static void stall(struct sim *s, const char *why)
 	if (n > 10) {
 		fprintf(stderr, "cider-sim: all stuck operations by state:\n");
 		for (i = 0; i < n; i++) {
-			struct cider_client *c = &s->clients[stuck[i]], *d;
+			struct cider_client *c = &s->clients[stuck[i]];
 
-			for (j = 0; j < i; j++) {
-				d = &s->clients[stuck[j]];
-				if (d->op == c->op && d->pt_op == c->pt_op && d->pt_l1 == c->pt_l1 &&
-				    d->pt_l2 == c->pt_l2 && d->parked == c->parked &&
-				    !d->qn == !c->qn && (!c->qn || d->qn->state == c->qn->state))
+			for (j = 0; j < i; j++)
+				if (stall_same(c, &s->clients[stuck[j]]))
 					break;
-			}
 			if (j < i)
 				continue;
 			same = 0;
-			for (j = i; j < n; j++) {
-				d = &s->clients[stuck[j]];
-				same += d->op == c->op && d->pt_op == c->pt_op && d->pt_l1 == c->pt_l1 &&
-					d->pt_l2 == c->pt_l2 && d->parked == c->parked &&
-					!d->qn == !c->qn && (!c->qn || d->qn->state == c->qn->state);
-			}
-			fprintf(stderr, "  %u x %s at pt_op %d pt_l1 %d pt_l2 %d, %s%s%s\n", same,
-				op_names[c->op & 3], c->pt_op, c->pt_l1, c->pt_l2,
+			for (j = i; j < n; j++)
+				same += stall_same(c, &s->clients[stuck[j]]);
+			fprintf(stderr, "  %u x %s in state %s, %s%s%s\n", same,
+				op_names[c->op & 3], state_str(c, st, sizeof(st)),
 				c->parked ? "parked" : "not parked", c->qn ? ", qnode " : "",
-				c->qn ? qstate_name(c->qn->state) : "");
+				c->qn ? cider_qstate_name(c->qn->state) : "");
 		}
 	}
 	for (i = 0; i < n; i++)
 		s->ops[s->cur_op[stuck[i]]].pending = true;
 	free(stuck);
 	sim_free_events(s);
+}
+
+/*
+ * --trace: where a client's machines are after an event resumed it (the
+ * operation's state, its child's and that one's), and what it waits for.
+ */
+static void trace_client(struct sim *s, const char *ev, const struct cider_client *c)
+{
+	char st[96];
+
+	fprintf(stderr, "%.3f us client %u %s: %s %s, %s", (double)s->now / US, c->id, ev,
+		op_names[c->op & 3], state_str(c, st, sizeof(st)),
+		!c->busy ? "finished" : c->parked ? "parked" : "posted");
+	if (c->qn)
+		fprintf(stderr, ", qnode %llx %s", (unsigned long long)c->qn->id,
+			cider_qstate_name(c->qn->state));
+	fputc('\n', stderr);
+}
+
+/* --trace: the qnode a message was for, as the CN's agent left it. */
+static void trace_msg(struct sim *s, const struct cider_cn *cn, const struct cider_msg *m)
+{
+	static const char *const types[] = { "enq", "handover", "exec", "exec_done" };
+	const struct cider_qnode *q = &cn->q[cider_qid_slot(m->to)];
+
+	fprintf(stderr, "%.3f us CN %u msg %s%s to qnode %llx: %s\n", (double)s->now / US, cn->id,
+		types[m->type & 3], m->combined ? " (combined)" : "", (unsigned long long)m->to,
+		q->id == m->to ? cider_qstate_name(q->state) : "gone");
 }
 
 void sim_run(struct sim *s)
@@ -734,21 +766,36 @@ void sim_run(struct sim *s)
 		case EV_DONE:
 			if (!c->dead)
 				cider_client_resume(c);
+			if (s->trace && !c->dead)
+				trace_client(s, "verbs done", c);
 			break;
 		case EV_MSG:
 			cider_cn_on_msg(&s->cns[e.a], e.msg);
+			if (s->trace)
+				trace_msg(s, &s->cns[e.a], e.msg);
 			free(e.msg);
 			break;
 		case EV_TIMER:
+			/* A stale token (woken meanwhile) resumes nothing. */
+			if (s->trace && !c->dead && c->parked && (u32)e.b == c->token) {
+				cider_client_timer(c, (u32)e.b);
+				trace_client(s, "timer", c);
+				break;
+			}
 			cider_client_timer(c, (u32)e.b);
 			break;
 		case EV_WAKE:
-			if (!c->dead && !c->parked)
+			if (!c->dead && !c->parked) {
 				cider_client_resume(c);
+				if (s->trace)
+					trace_client(s, "woken", c);
+			}
 			break;
 		case EV_START:
 			maybe_crash(s);
 			start_op(s, c);
+			if (s->trace && c->busy && !c->dead)
+				trace_client(s, "start", c);
 			break;
 		}
 	}

@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "proto.h"
+#include "client.h"
 #include "race.h"
 #include "workload.h"
 
@@ -121,6 +121,7 @@ struct sim {
 	char first_violation[512];
 	FILE *history;
 	bool quiet;
+	bool trace;		/* --trace: machine states after each event */
 	u64 bad_change;
 	u64 resets;
 	u64 mem_live, mem_peak, mem_claimed, mem_claimed_half;

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 
 #include "kselftest_harness.h"
-#include "core.h"
+#include "client.h"
+#include "alloc.h"
 
 TEST(a_block_no_class_holds_is_not_written)
 {
@@ -21,11 +22,11 @@ TEST(a_block_no_class_holds_is_not_written)
 	ASSERT_TRUE(c->buf != NULL);
 
 	c->wvlen = CIDER_MAX_VALUE + 1;
-	ASSERT_FALSE(cider_block_build(c));
+	ASSERT_FALSE(cider_block_build(c, 0));
 	ASSERT_EQ(0U, c->nv);			/* nothing to post */
 
 	c->wvlen = 100;
-	ASSERT_TRUE(cider_block_build(c));
+	ASSERT_TRUE(cider_block_build(c, 0));
 	ASSERT_EQ(1U, c->nv);
 	ASSERT_EQ(CIDER_V_WRITE, c->v[0].op);
 	/* The bytes used, rounded up to whole words. */

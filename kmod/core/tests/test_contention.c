@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "kselftest_harness.h"
-#include "core.h"
+#include "client.h"
 
 static struct cider_cn *new_cn(struct cider_cfg *cfg)
 {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of the index words (kv.h) and qnode ids (proto.h). */
+/* Unit tests of the index words (kv.h) and qnode ids (lockqueue.h). */
 #include "kselftest_harness.h"
-#include "proto.h"
+#include "kv.h"
+#include "lockqueue.h"
 
 TEST(pointer_word_keeps_version_and_offset_apart)
 {

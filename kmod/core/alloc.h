@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * KV blocks for writes (alloc.c): allocation from the CN's slab, with a
+ * chunk claimed from the MN when the slab is empty, and the reader fence
+ * (slab.h) that lets a late reader hold up reuse.
+ */
+#ifndef _CIDER_CORE_ALLOC_H
+#define _CIDER_CORE_ALLOC_H
+
+#include "sm.h"
+#include "platform.h"
+
+struct cider_client;
+
+enum cider_alloc_state {
+	CIDER_ALLOC_BEGIN,
+	CIDER_ALLOC_FENCE,	/* READ of the reader fence posted */
+	CIDER_ALLOC_CARVE,	/* take a block from the slab */
+	CIDER_ALLOC_CHUNK,	/* FAA on the allocation cursor posted */
+};
+
+/* Allocate a block of size class c->cls: blk, or 0 when the MN is full. */
+struct cider_alloc {
+	u8 state;		/* enum cider_alloc_state */
+	u64 blk;
+	u64 fence_t;		/* when the fence READ was posted */
+};
+
+enum cider_fence_state {
+	CIDER_FENCE_BEGIN,
+	CIDER_FENCE_FAA,	/* FAA on the reader fence posted */
+};
+
+/* Announce this client on the reader fence (enter) or leave it. */
+struct cider_fence {
+	u8 state;		/* enum cider_fence_state */
+	bool enter;
+};
+
+void cider_alloc_init(struct cider_client *c);
+enum cider_step cider_alloc_step(struct cider_client *c);
+const char *cider_alloc_state_name(u8 state);
+
+void cider_fence_init(struct cider_client *c, bool enter);
+enum cider_step cider_fence_step(struct cider_client *c);
+const char *cider_fence_state_name(u8 state);
+
+void cider_block_unlinked(struct cider_client *c, u64 word);
+void cider_block_unused(struct cider_client *c, u64 *blk);
+bool cider_block_build(struct cider_client *c, u64 blk);
+void cider_key_bytes(const struct cider_client *c, u8 *out);
+void cider_fill(u8 *out, u64 id, u32 len);
+
+#endif

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A compute node (its lock agent's qnodes, its slab, its hot keys and
+ * local write combining) and its clients, each running one operation as
+ * a state machine (client.c) over the sub-protocols' machines.
+ */
+#ifndef _CIDER_CORE_CLIENT_H
+#define _CIDER_CORE_CLIENT_H
+
+#include "proto.h"
+#include "alloc.h"
+#include "contention.h"
+#include "localwc.h"
+#include "locate.h"
+#include "lockqueue.h"
+#include "writecomb.h"
+#include "write.h"
+
+/* The operation's machine: each state names the step or child it runs. */
+enum cider_op_state {
+	CIDER_OP_AGAIN,		/* (re)start: join a local WC batch or go on */
+	CIDER_OP_LWC_WAIT,	/* parked as a member of a local WC batch */
+	CIDER_OP_FENCE_ENTER,	/* child: cider_fence, announce */
+	CIDER_OP_LOCATE,	/* child: cider_locate */
+	CIDER_OP_FENCE_LEAVE,	/* child: cider_fence, leave before writing */
+	CIDER_OP_SEARCH_READ,	/* array SEARCH: READ of the block posted */
+	CIDER_OP_INSERT,	/* array INSERT, child: cider_insert */
+	CIDER_OP_ILOCK,		/* hash INSERT, child: cider_caslock on its INSERT lock */
+	CIDER_OP_ILOOP,		/* hash INSERT under the lock: locate again */
+	CIDER_OP_IFENCE,	/* child: cider_fence, announce */
+	CIDER_OP_ILOCATE,	/* child: cider_locate */
+	CIDER_OP_IINSERT,	/* child: cider_insert */
+	CIDER_OP_IUNLOCK,	/* child: cider_caslock, release */
+	CIDER_OP_OPTIMISTIC,	/* child: cider_write without a lock */
+	CIDER_OP_CASLOCK,	/* caslock, child: cider_caslock */
+	CIDER_OP_CASLOCK_WRITE,	/* child: cider_write under it */
+	CIDER_OP_CASUNLOCK,	/* child: cider_caslock, release */
+	CIDER_OP_ACQUIRE,	/* child: cider_acquire, the MCS lock */
+	CIDER_OP_RESTART,	/* sleeping before starting over */
+	CIDER_OP_EXEC_WRITE,	/* executor, child: cider_write for the batch */
+	CIDER_OP_PASSTHRU,	/* executor, child: cider_passthru */
+	CIDER_OP_EXEC_RELEASE,	/* executor, child: cider_release */
+	CIDER_OP_COORD,		/* coordinator, child: cider_coord */
+	CIDER_OP_HOLD_WRITE,	/* holder, child: cider_write */
+	CIDER_OP_HOLD_RELEASE,	/* holder, child: cider_release */
+	CIDER_OP_DONE,		/* the result is known: leave the fence */
+	CIDER_OP_DONE_FENCE,	/* child: cider_fence, leave */
+	CIDER_OP_NR_STATES
+};
+
+struct cider_client_stats {
+	u64 ops, updates, pessimistic, combined, cas_fail, resets;
+};
+
+struct cider_client {
+	u32 id;			/* global: cn * clients_per_cn + index */
+	u32 index;
+	struct cider_cn *cn;
+	bool dead;
+	bool busy;		/* an operation is under way */
+	/* the operation */
+	u8 op;
+	u64 key;
+	u64 val;		/* INSERT/UPDATE: the value to write */
+	u32 vlen;		/* hash: its length in bytes (8..64 KiB) */
+	u64 wval;		/* the value actually written (local WC) */
+	u32 wvlen;
+	u32 wop;		/* and the operation it belongs to */
+	u32 opid;		/* caller's id for this operation */
+	u8 res;
+	u64 got;		/* SEARCH: the value read */
+	u32 writer;		/* a write's installer (itself unless combined) */
+	bool pess;		/* this UPDATE went the pessimistic way */
+	bool escalate;		/* it was optimistic and lost too often */
+	u32 batch;		/* WC batch size as this client saw it */
+	/* what the sub-protocols found out, for the whole operation */
+	u64 ptr;		/* the data pointer as last known */
+	u64 paddr, laddr;	/* the key's data pointer (slot) and lock entry */
+	u64 caddr;		/* the CAS spinlock's word (lock or INSERT lock) */
+	u64 t0;			/* when the key was located */
+	bool found;		/* the key was found by cider_locate */
+	bool relocate;		/* hash: the slot changed keys: find it again */
+	bool restart;		/* the lock was reset or busy: start over */
+	bool ptr_hint;		/* c->ptr came from another client */
+	bool nf_at_read;	/* "not found" decided by the first READ */
+	u8 fp;			/* hash: the key's fingerprint */
+	u32 lver;		/* hash: the slot's version when located */
+	u32 cls;		/* hash: size class of the block being written */
+	/* the MCS lock it waits for or holds */
+	struct cider_qnode *qn;
+	u64 epoch;		/* the lock's epoch when its wait began */
+	u64 mm_epoch, mm_since;	/* version mismatch watch (lockqueue.c) */
+	/* the machines: the operation's, its active child's, and that one's */
+	u8 state;		/* enum cider_op_state */
+	union {
+		struct cider_locate locate;
+		struct cider_fence fence;
+		struct cider_write write;
+		struct cider_insert insert;
+		struct cider_caslock caslock;
+		struct cider_acquire acquire;
+		struct cider_release release;
+		struct cider_coord coord;
+		struct cider_passthru passthru;
+	} sub;
+	union {
+		struct cider_alloc alloc;
+		struct cider_lock_wait wait;
+	} leaf;
+	/* scheduling: what the last step asked the fabric for */
+	bool parked;
+	u32 token;
+	bool timer_fired;
+	bool sleep_timed;	/* parked with a timer of sleep_ns */
+	u64 sleep_ns;
+	struct cider_verb v[CIDER_MAX_VERBS];
+	unsigned int nv;
+	u8 *buf;		/* hash: room for one block of the largest class */
+	u64 join_t;		/* when it joined a local WC batch */
+	struct cider_lwc *lw;
+	bool lw_member;
+	struct cider_client_stats st;
+	u32 read_retries;	/* SEARCHes redone by the grace rule */
+	u32 late;		/* this op's READs that missed the rule */
+	bool fenced;		/* announced on the reader fence (slab.h) */
+	u32 fences;		/* operations that had to announce */
+};
+
+struct cider_cn {
+	u32 id;
+	const struct cider_cfg *cfg;
+	struct cider_fabric *fab;
+	struct cider_client *clients;
+	struct cider_qnode q[CIDER_QNODES_PER_CN];
+	u64 qseq;
+	struct cider_slab slab;		/* this CN's KV blocks */
+	struct cider_hot hot[CIDER_HOT_SLOTS];
+	struct cider_lwc *lwc;
+	u32 nr_lwc;
+	struct cider_backoff backoff;
+	bool dead;
+	u64 msgs_dropped;
+};
+
+/*
+ * Where a client is, by name: the operation's state, its active child's
+ * and that child's child ("" where none is active), e.g. "acquire",
+ * "acquire:wait", "wait:sleep".
+ */
+const char *cider_client_state_name(const struct cider_client *c);
+const char *cider_client_sub_state_name(const struct cider_client *c);
+const char *cider_client_leaf_state_name(const struct cider_client *c);
+
+#endif

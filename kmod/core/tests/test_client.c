@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The operation's state machine (client.c) driven step by step through a
+ * scripted fabric: what each step posts, sends or sleeps for, the states
+ * it names, and that the lock agent's message wakes the waiting client
+ * (the agent returns whom to wake; only client.c calls the fabric).
+ */
+#include <stdlib.h>
+
+#include "kselftest_harness.h"
+#include "client.h"
+
+struct fake {
+	struct cider_verb v[CIDER_MAX_VERBS];
+	unsigned int nv;
+	struct cider_msg msg;
+	u32 to_cn;
+	const struct cider_cn *from;
+	const struct cider_client *last;	/* the client of the last call */
+	u64 delay_ns;
+	u32 token;
+	u32 posts, sends, timers, wakes, dones;
+};
+
+static struct fake *fake_of(void *fab)
+{
+	return fab;
+}
+
+static void fake_post(void *fab, struct cider_client *c, struct cider_verb *v, unsigned int n)
+{
+	struct fake *f = fake_of(fab);
+
+	memcpy(f->v, v, n * sizeof(*v));
+	f->nv = n;
+	f->last = c;
+	f->posts++;
+}
+
+static void fake_send(void *fab, struct cider_cn *from, u32 to_cn, const struct cider_msg *m)
+{
+	struct fake *f = fake_of(fab);
+
+	f->msg = *m;
+	f->to_cn = to_cn;
+	f->from = from;
+	f->sends++;
+}
+
+static void fake_timer(void *fab, struct cider_client *c, u64 delay_ns, u32 token)
+{
+	struct fake *f = fake_of(fab);
+
+	f->last = c;
+	f->delay_ns = delay_ns;
+	f->token = token;
+	f->timers++;
+}
+
+static void fake_wake(void *fab, struct cider_client *c)
+{
+	fake_of(fab)->last = c;
+	fake_of(fab)->wakes++;
+}
+
+static void fake_done(void *fab, struct cider_client *c)
+{
+	fake_of(fab)->last = c;
+	fake_of(fab)->dones++;
+}
+
+static u64 fake_now(void *fab)
+{
+	(void)fab;
+	return 1000;
+}
+
+static u32 fake_rand(void *fab)
+{
+	(void)fab;
+	return 0;
+}
+
+static const struct cider_fabric_ops fake_ops = {
+	.post = fake_post, .send = fake_send, .timer = fake_timer, .wake = fake_wake,
+	.done = fake_done, .now = fake_now, .rand = fake_rand,
+};
+
+#define DATA_OFF (1ULL << 20)
+#define RING 64
+
+struct rig {
+	struct fake f;
+	struct cider_fabric fab;
+	struct cider_cfg cfg;
+	struct cider_cn cn;
+	struct cider_client c;
+	struct cider_lwc lwc[1];
+	struct cider_slab_ent ring[RING];
+};
+
+static struct rig *rig_new(u8 mode)
+{
+	struct rig *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->fab.ops = &fake_ops;
+	r->fab.priv = &r->f;
+	r->cfg = (struct cider_cfg) {
+		.mode = mode, .index = CIDER_INDEX_ARRAY, .nr_cns = 2, .clients_per_cn = 1,
+		.nr_keys = 16, .index_off = 4096, .lock_off = 8192, .alloc_cursor = 64,
+		.data_off = DATA_OFF, .chunk_size = 4096, .block_size = 16,
+		.data_size_limit = 1 << 20, .lease_ns = 1000000, .grace_ns = 100000,
+		.backoff_t0_ns = 1000,
+	};
+	cider_cn_init(&r->cn, 0, &r->cfg, &r->fab, &r->c, r->lwc, 1, r->ring, RING);
+	return r;
+}
+
+/* The verbs completed: hand the client what the MN returned. */
+static void complete(struct rig *r)
+{
+	memcpy(r->c.v, r->f.v, r->f.nv * sizeof(r->f.v[0]));
+	cider_client_resume(&r->c);
+}
+
+static int states_are(struct rig *r, const char *op, const char *sub, const char *leaf)
+{
+	return !strcmp(cider_client_state_name(&r->c), op) &&
+	       !strcmp(cider_client_sub_state_name(&r->c), sub) &&
+	       !strcmp(cider_client_leaf_state_name(&r->c), leaf);
+}
+
+TEST(osync_update_reads_claims_a_chunk_then_writes_and_cases)
+{
+	struct rig *r = rig_new(CIDER_MODE_OSYNC);
+	u64 old = cider_word(1, DATA_OFF + 4096);
+
+	ASSERT_TRUE(r != NULL);
+	cider_client_start(&r->c, CIDER_UPDATE, 3, 7, 8, 1);
+	ASSERT_EQ(1U, r->f.posts);
+	ASSERT_EQ(1U, r->f.nv);
+	ASSERT_EQ(CIDER_V_READ, r->f.v[0].op);
+	ASSERT_EQ(4096U + 3 * 8, r->f.v[0].addr);
+	ASSERT_TRUE(states_are(r, "locate", "locate:pointer", ""));
+
+	r->f.v[0].data[0] = old;
+	complete(r);
+	/* An empty slab: the write's allocation claims a chunk first. */
+	ASSERT_EQ(2U, r->f.posts);
+	ASSERT_EQ(CIDER_V_FAA, r->f.v[0].op);
+	ASSERT_EQ(64U, r->f.v[0].addr);
+	ASSERT_TRUE(states_are(r, "optimistic", "write:alloc", "alloc:chunk"));
+
+	r->f.v[0].old = 0;
+	complete(r);
+	/* The block's WRITE and the pointer's CAS in one batch. */
+	ASSERT_EQ(3U, r->f.posts);
+	ASSERT_EQ(2U, r->f.nv);
+	ASSERT_EQ(CIDER_V_WRITE, r->f.v[0].op);
+	ASSERT_EQ(DATA_OFF, r->f.v[0].addr);
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[1].op);
+	ASSERT_EQ(old, r->f.v[1].arg0);
+	ASSERT_EQ(cider_word(1, DATA_OFF), r->f.v[1].arg1);
+	ASSERT_TRUE(states_are(r, "optimistic", "write:cas", ""));
+
+	r->f.v[1].old = old;
+	complete(r);
+	ASSERT_EQ(1U, r->f.dones);
+	ASSERT_TRUE(r->f.last == &r->c);
+	ASSERT_EQ(CIDER_RES_OK, r->c.res);
+	ASSERT_EQ(1U, r->c.writer);
+	ASSERT_FALSE(r->c.busy);
+	free(r);
+}
+
+TEST(mcs_waiter_sleeps_until_the_agent_returns_it_to_wake)
+{
+	struct rig *r = rig_new(CIDER_MODE_MCS);
+	u64 ptr = cider_word(1, DATA_OFF + 4096);
+	u64 pred = (u64)1 << (CIDER_QID_SEQ_BITS + 8) | 5;	/* CN 1's */
+	struct cider_msg m = { .type = CIDER_MSG_HANDOVER };
+
+	ASSERT_TRUE(r != NULL);
+	cider_client_start(&r->c, CIDER_UPDATE, 3, 7, 8, 1);
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	/* Pessimistic: the swap CAS on the lock's tail and a READ of the epoch. */
+	ASSERT_EQ(2U, r->f.nv);
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[0].op);
+	ASSERT_EQ(8192U + 3 * 16, r->f.v[0].addr);
+	ASSERT_TRUE(states_are(r, "acquire", "acquire:cas", ""));
+
+	/* The tail was not empty: the swap is a CAS loop, seeded with it. */
+	ASSERT_EQ(0U, r->f.v[0].arg0);
+	r->f.v[0].old = cider_word(0, pred);
+	complete(r);
+	ASSERT_EQ(3U, r->f.posts);
+	ASSERT_EQ(cider_word(0, pred), r->f.v[0].arg0);
+	ASSERT_EQ(0U, r->f.sends);
+
+	/* Swapped in behind a predecessor: tell it, then sleep a quarter lease. */
+	r->f.v[0].old = cider_word(0, pred);
+	complete(r);
+	ASSERT_EQ(1U, r->f.sends);
+	ASSERT_EQ(CIDER_MSG_ENQ, r->f.msg.type);
+	ASSERT_EQ(1U, r->f.to_cn);
+	ASSERT_EQ(pred, r->f.msg.to);
+	ASSERT_EQ(1U, r->f.timers);
+	ASSERT_EQ(r->cfg.lease_ns / 4, r->f.delay_ns);
+	ASSERT_EQ(r->c.token, r->f.token);
+	ASSERT_TRUE(r->f.from == &r->cn);
+	ASSERT_TRUE(r->c.parked);
+	ASSERT_TRUE(states_are(r, "acquire", "acquire:wait", "wait:sleep"));
+	ASSERT_STREQ("waiting", cider_qstate_name(r->c.qn->state));
+
+	/* The handover reaches the CN's agent: the client is woken, once. */
+	m.to = r->c.qn->id;
+	m.from = pred;
+	m.ptr = ptr;
+	cider_cn_on_msg(&r->cn, &m);
+	ASSERT_EQ(1U, r->f.wakes);
+	ASSERT_TRUE(r->f.last == &r->c);
+	ASSERT_FALSE(r->c.parked);
+	ASSERT_STREQ("granted", cider_qstate_name(r->c.qn->state));
+	cider_cn_on_msg(&r->cn, &m);		/* a second one wakes nobody */
+	ASSERT_EQ(1U, r->f.wakes);
+
+	cider_client_resume(&r->c);
+	ASSERT_TRUE(states_are(r, "hold_write", "write:alloc", "alloc:chunk"));
+	free(r);
+}
+
+TEST(every_operation_state_has_its_own_name)
+{
+	struct cider_client c = { 0 };
+	const char *names[CIDER_OP_NR_STATES];
+	u32 i, j;
+
+	for (i = 0; i < CIDER_OP_NR_STATES; i++) {
+		c.state = (u8)i;
+		names[i] = cider_client_state_name(&c);
+		ASSERT_TRUE(names[i] && *names[i] && strcmp(names[i], "?"));
+		for (j = 0; j < i; j++)
+			ASSERT_STRNE(names[j], names[i]);
+	}
+	c.state = CIDER_OP_NR_STATES;
+	ASSERT_STREQ("?", cider_client_state_name(&c));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Writing a key's data pointer by CAS: the optimistic update (UPDATE and
+ * DELETE in osync, and under a lock or as an executor in the other modes)
+ * and INSERT, optimistic in every mode.  A write prepares its block
+ * (allocated, then written together with the first CAS) and follows
+ * whatever other writers leave in the pointer.
+ */
+#include "verbs.h"
+
+/*
+ * Does hash slot word @w still hold this client's key?  Keys leave a slot
+ * only by DELETE, which advances its version; UPDATEs keep version and
+ * fingerprint.
+ */
+static bool cider_slot_is(const struct cider_client *c, u64 w)
+{
+	return !cider_slot_empty(w) && cider_slot_fp(w) == c->fp &&
+	       cider_slot_ver(w) == c->lver;
+}
+
+/*
+ * The size class of the block for (key, c->wvlen).  A length no class
+ * holds ends the operation with CIDER_RES_NOSPC; (u32)-1 would index past
+ * the class table.
+ */
+static bool cider_block_set_class(struct cider_client *c)
+{
+	int cls = cider_block_class(cfg_of(c)->key_len, c->wvlen);
+
+	if (cls < 0) {
+		c->res = CIDER_RES_NOSPC;
+		return false;
+	}
+	c->cls = (u32)cls;
+	return true;
+}
+
+/* Has this optimistic UPDATE lost often enough to join the queue? */
+static bool cider_write_escalates(const struct cider_client *c)
+{
+	return !c->pess && c->op == CIDER_UPDATE &&
+	       cider_cont_escalate(c->cn, c->sub.write.retries);
+}
+
+void cider_write_init(struct cider_client *c)
+{
+	c->sub.write.state = CIDER_WRITE_BEGIN;
+}
+
+static enum cider_step cider_write_begin(struct cider_client *c)
+{
+	struct cider_write *w = &c->sub.write;
+
+	w->retries = 0;
+	w->blk = 0;
+	w->state = CIDER_WRITE_CHECK;
+	if (c->op != CIDER_UPDATE)
+		return CIDER_STEP_NEXT;
+	cider_lwc_close(c);
+	if (cider_hashed(c) && !cider_block_set_class(c))
+		return CIDER_STEP_DONE;
+	cider_alloc_init(c);
+	w->state = CIDER_WRITE_ALLOC;
+	return CIDER_STEP_NEXT;
+}
+
+/* Stop without writing: @res, or a flag (relocate, escalate) set. */
+static enum cider_step cider_write_stop(struct cider_client *c, u8 res)
+{
+	if (res != CIDER_RES_NONE)
+		c->res = res;
+	cider_block_unused(c, &c->sub.write.blk);
+	return CIDER_STEP_DONE;
+}
+
+/* c->ptr holds the key (else stop): CAS it to the new block or to empty. */
+static enum cider_step cider_write_try(struct cider_client *c)
+{
+	struct cider_write *w = &c->sub.write;
+
+	if (cider_hashed(c) && !cider_slot_is(c, c->ptr)) {
+		/* The slot no longer holds this key: find it again. */
+		c->relocate = true;
+		return cider_write_stop(c, CIDER_RES_NONE);
+	}
+	if (!w_off(c, c->ptr))
+		return cider_write_stop(c, CIDER_RES_NOTFOUND);
+	if (cider_write_escalates(c)) {
+		/*
+		 * Only now: c->ptr is known to hold the key.  A hash slot that
+		 * changed keys must be found again, not queued on (the soak
+		 * found writes combined into another key's).
+		 */
+		c->escalate = true;	/* to the lock queue (contention.c) */
+		return cider_write_stop(c, CIDER_RES_NONE);
+	}
+	v_reset(c);
+	if (c->op == CIDER_UPDATE) {
+		if (!w->retries && cider_hashed(c) && !cider_block_build(c, w->blk))
+			return cider_write_stop(c, CIDER_RES_NOSPC);
+		else if (!w->retries && !cider_hashed(c))
+			v_write(c, w->blk, c->key, c->wval);
+		w->cmp = w_make(c, w_ver(c, c->ptr), w->blk);
+	} else {
+		w->cmp = w_make(c, w_ver(c, c->ptr) + 1, 0);
+	}
+	v_cas(c, c->paddr, c->ptr, w->cmp);
+	w->state = CIDER_WRITE_CAS;
+	return CIDER_STEP_POSTED;
+}
+
+/* The CAS completed: done, or follow the word it found. */
+static enum cider_step cider_write_cas(struct cider_client *c)
+{
+	const struct cider_cfg *cfg = cfg_of(c);
+	struct cider_write *w = &c->sub.write;
+	struct cider_cn *cn = c->cn;
+	u64 old = c->v[c->nv - 1].old;
+
+	if (cfg->backoff)
+		cider_backoff_account(&cn->backoff, w->retries > 0, cider_now(c));
+	if (old == c->ptr) {
+		/* The replaced (or removed) block is unreachable now: recycle it. */
+		cider_block_unlinked(c, c->ptr);
+		w->blk = 0;
+		c->ptr = w->cmp;
+		c->res = CIDER_RES_OK;
+		c->writer = c->op == CIDER_UPDATE ? c->wop : c->opid;
+		return CIDER_STEP_DONE;
+	}
+	w->retries++;
+	c->st.cas_fail++;
+	c->ptr = old;
+	w->state = CIDER_WRITE_CHECK;
+	if (cider_write_escalates(c))
+		return CIDER_STEP_NEXT;		/* no backoff: to the queue, once checked */
+	if (!cfg->backoff || c->pess)		/* backoff is for optimistic writes */
+		return CIDER_STEP_NEXT;
+	w->state = CIDER_WRITE_BACKOFF;
+	return cider_sleep(c, cider_backoff_delay(&cn->backoff, w->retries - 1, cider_rand(c)));
+}
+
+static enum cider_step cider_write_once(struct cider_client *c)
+{
+	struct cider_write *w = &c->sub.write;
+	enum cider_step r;
+
+	switch (w->state) {
+	case CIDER_WRITE_BEGIN:
+		return cider_write_begin(c);
+	case CIDER_WRITE_ALLOC:
+		r = cider_alloc_step(c);
+		if (r != CIDER_STEP_DONE)
+			return r;
+		w->blk = c->leaf.alloc.blk;
+		if (!w->blk) {
+			c->res = CIDER_RES_NOSPC;
+			return CIDER_STEP_DONE;
+		}
+		w->state = CIDER_WRITE_CHECK;
+		return CIDER_STEP_NEXT;
+	case CIDER_WRITE_CHECK:
+		if (w_off(c, c->ptr) || !c->ptr_hint)
+			return cider_write_try(c);
+		/*
+		 * A hint (from the queue) may seed a CAS but never decide
+		 * "absent": INSERTs are optimistic and take no lock.
+		 */
+		c->ptr_hint = false;
+		v_reset(c);
+		v_read(c, c->paddr, 8);
+		w->state = CIDER_WRITE_HINT;
+		return CIDER_STEP_POSTED;
+	case CIDER_WRITE_HINT:
+		c->ptr = c->v[0].data[0];
+		return cider_write_try(c);
+	case CIDER_WRITE_CAS:
+		return cider_write_cas(c);
+	case CIDER_WRITE_BACKOFF:
+	default:
+		w->state = CIDER_WRITE_CHECK;
+		return CIDER_STEP_NEXT;
+	}
+}
+
+/*
+ * Install c->wval (UPDATE) or empty the key (DELETE) by CAS on the data
+ * pointer, starting from c->ptr and following whatever optimistic writers
+ * leave there.
+ */
+enum cider_step cider_write_step(struct cider_client *c)
+{
+	return cider_run(c, cider_write_once);
+}
+
+const char *cider_write_state_name(u8 state)
+{
+	static const char *const names[] = {
+		[CIDER_WRITE_BEGIN] = "write:begin",
+		[CIDER_WRITE_ALLOC] = "write:alloc",
+		[CIDER_WRITE_CHECK] = "write:check",
+		[CIDER_WRITE_HINT] = "write:hint",
+		[CIDER_WRITE_CAS] = "write:cas",
+		[CIDER_WRITE_BACKOFF] = "write:backoff",
+	};
+
+	return state < ARRAY_SIZE(names) ? names[state] : "write:?";
+}
+
+void cider_insert_init(struct cider_client *c)
+{
+	c->sub.insert.state = CIDER_INSERT_BEGIN;
+}
+
+/* The pointer c->ptr must be empty: CAS the new block in, else stop. */
+static enum cider_step cider_insert_try(struct cider_client *c)
+{
+	struct cider_insert *in = &c->sub.insert;
+
+	if (w_off(c, c->ptr) && cider_hashed(c)) {
+		/* Another key's INSERT took the empty slot first. */
+		c->relocate = true;
+		cider_block_unused(c, &in->blk);
+		return CIDER_STEP_DONE;
+	}
+	if (w_off(c, c->ptr)) {
+		c->res = CIDER_RES_EXISTS;
+		cider_block_unused(c, &in->blk);
+		return CIDER_STEP_DONE;
+	}
+	in->cmp = w_make(c, w_ver(c, c->ptr), in->blk);
+	v_cas(c, c->paddr, c->ptr, in->cmp);
+	in->state = CIDER_INSERT_CAS;
+	return CIDER_STEP_POSTED;
+}
+
+/* The block is allocated: the first CAS goes with the block's WRITE. */
+static enum cider_step cider_insert_alloced(struct cider_client *c)
+{
+	struct cider_insert *in = &c->sub.insert;
+
+	in->blk = c->leaf.alloc.blk;
+	if (!in->blk) {
+		c->res = CIDER_RES_NOSPC;
+		return CIDER_STEP_DONE;
+	}
+	v_reset(c);
+	if (cider_hashed(c) && !cider_block_build(c, in->blk)) {
+		c->res = CIDER_RES_NOSPC;
+		cider_block_unused(c, &in->blk);
+		return CIDER_STEP_DONE;
+	} else if (!cider_hashed(c)) {
+		v_write(c, in->blk, c->key, c->val);
+	}
+	return cider_insert_try(c);
+}
+
+static enum cider_step cider_insert_once(struct cider_client *c)
+{
+	struct cider_insert *in = &c->sub.insert;
+	enum cider_step r;
+	u64 old;
+
+	switch (in->state) {
+	case CIDER_INSERT_BEGIN:
+		if (cider_hashed(c) && !cider_block_set_class(c))
+			return CIDER_STEP_DONE;
+		cider_alloc_init(c);
+		in->state = CIDER_INSERT_ALLOC;
+		return CIDER_STEP_NEXT;
+	case CIDER_INSERT_ALLOC:
+		r = cider_alloc_step(c);
+		return r == CIDER_STEP_DONE ? cider_insert_alloced(c) : r;
+	case CIDER_INSERT_CAS:
+	default:
+		old = c->v[c->nv - 1].old;
+		if (old == c->ptr) {
+			in->blk = 0;
+			c->res = CIDER_RES_OK;
+			c->writer = c->opid;
+			return CIDER_STEP_DONE;
+		}
+		c->st.cas_fail++;
+		c->ptr = old;
+		v_reset(c);
+		return cider_insert_try(c);
+	}
+}
+
+enum cider_step cider_insert_step(struct cider_client *c)
+{
+	return cider_run(c, cider_insert_once);
+}
+
+const char *cider_insert_state_name(u8 state)
+{
+	static const char *const names[] = {
+		[CIDER_INSERT_BEGIN] = "insert:begin",
+		[CIDER_INSERT_ALLOC] = "insert:alloc",
+		[CIDER_INSERT_CAS] = "insert:cas",
+	};
+
+	return state < ARRAY_SIZE(names) ? names[state] : "insert:?";
+}

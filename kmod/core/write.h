@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Writing the data pointer (write.c): the optimistic update (UPDATE or
+ * DELETE by CAS, following other writers) and the INSERT of a new key.
+ */
+#ifndef _CIDER_CORE_WRITE_H
+#define _CIDER_CORE_WRITE_H
+
+#include "sm.h"
+#include "platform.h"
+
+struct cider_client;
+
+enum cider_write_state {
+	CIDER_WRITE_BEGIN,
+	CIDER_WRITE_ALLOC,	/* child: cider_alloc */
+	CIDER_WRITE_CHECK,	/* decide from c->ptr: CAS, or stop */
+	CIDER_WRITE_HINT,	/* READ of a pointer the queue only hinted posted */
+	CIDER_WRITE_CAS,	/* (WRITE and) CAS of the data pointer posted */
+	CIDER_WRITE_BACKOFF,	/* sleeping after a failed CAS */
+};
+
+/*
+ * Install c->wval (UPDATE) or empty the key (DELETE) by CAS on the data
+ * pointer, starting from c->ptr.  Ends with c->res set, or with
+ * c->relocate or c->escalate set for the caller to act on.
+ */
+struct cider_write {
+	u8 state;		/* enum cider_write_state */
+	u64 blk;		/* the new block, 0: none (yet) */
+	u64 cmp;		/* the word the CAS installs */
+	u32 retries;		/* failed CASes */
+};
+
+enum cider_insert_state {
+	CIDER_INSERT_BEGIN,
+	CIDER_INSERT_ALLOC,	/* child: cider_alloc */
+	CIDER_INSERT_CAS,	/* (WRITE and) CAS of the empty pointer posted */
+};
+
+/* INSERT, optimistic in every mode: write the block, CAS the empty word. */
+struct cider_insert {
+	u8 state;		/* enum cider_insert_state */
+	u64 blk;
+	u64 cmp;
+};
+
+void cider_write_init(struct cider_client *c);
+enum cider_step cider_write_step(struct cider_client *c);
+const char *cider_write_state_name(u8 state);
+
+void cider_insert_init(struct cider_client *c);
+enum cider_step cider_insert_step(struct cider_client *c);
+const char *cider_insert_state_name(u8 state);
+
+#endif
