@@ -15,9 +15,8 @@
 #include <linux/slab.h>
 #include <linux/jiffies.h>
 
-#include "cider.h"
 #include "fault.h"
-#include "mn.h"
+#include "transport.h"
 
 struct cider_batch *cider_batch_alloc(unsigned int nr, size_t buf_len, gfp_t gfp)
 {
@@ -90,13 +89,13 @@ void cider_batch_faa(struct cider_batch *b, unsigned int i, u64 remote, u64 add,
 }
 
 /*
- * Bind the batch to @ch: remote addresses become the MN's virtual
- * addresses, the buffer is DMA-mapped on the channel's device.  Caller
- * holds mn->res_sem for reading.
+ * Bind the batch to @ch: remote offsets become addresses in the remote
+ * region at @base with key @rkey, the buffer is DMA-mapped on the
+ * channel's device.  The caller keeps @ch's resources alive (the owner
+ * fences teardown with RCU, see mn.c).
  */
-int cider_batch_map(struct cider_batch *b, struct cider_channel *ch)
+int cider_batch_map(struct cider_batch *b, struct cider_channel *ch, u64 base, u32 rkey)
 {
-	struct cider_mn *mn = ch->mn;
 	unsigned int i;
 
 	b->dma = ib_dma_map_single(ch->dev, b->buf, b->buf_len, DMA_BIDIRECTIONAL);
@@ -110,11 +109,11 @@ int cider_batch_map(struct cider_batch *b, struct cider_channel *ch)
 		w->sge.addr = b->dma + w->buf_off;
 		w->sge.lkey = ch->pd->local_dma_lkey;
 		if (w->op == CIDER_RDMA_READ || w->op == CIDER_RDMA_WRITE) {
-			w->rdma.remote_addr += mn->base;
-			w->rdma.rkey = mn->rkey;
+			w->rdma.remote_addr += base;
+			w->rdma.rkey = rkey;
 		} else {
-			w->atomic.remote_addr += mn->base;
-			w->atomic.rkey = mn->rkey;
+			w->atomic.remote_addr += base;
+			w->atomic.rkey = rkey;
 		}
 	}
 	return 0;
@@ -190,10 +189,8 @@ void cider_batch_put(struct cider_batch *b)
 {
 	if (!refcount_dec_and_test(&b->ref))
 		return;
-	if (b->mn)
-		cider_mn_put(b->mn);
-	if (b->priv_owned)
-		kfree(b->priv);
+	if (b->release)
+		b->release(b);
 	kfree(b->buf);
 	kfree(b);
 }
@@ -208,19 +205,4 @@ u64 cider_batch_u64(struct cider_batch *b, unsigned int i)
 void cider_batch_wake(struct cider_batch *b)
 {
 	complete(&b->done);
-}
-
-/*
- * Run a kernel-owned batch to completion and wait.  Bounded: the node's
- * watchdog declares it lost after op_timeout_ms, and the kill that
- * follows finishes the batch.  Killable: the batch then lives on with
- * the data path's reference; the caller still drops its own.
- */
-int cider_batch_run(struct cider_mn *mn, struct cider_channel *ch, struct cider_batch *b)
-{
-	b->complete = cider_batch_wake;
-	cider_mn_submit(mn, ch, b, false);
-	if (wait_for_completion_killable(&b->done))
-		return -EINTR;
-	return b->status;
 }

@@ -2,7 +2,7 @@
 /*
  * Channels: one RC connection to a memory node per CPU.  Connection set-up
  * through rdma_cm, batched posting under an adaptive credit bound, the
- * completion path, and teardown.  See channel.h.
+ * completion path, and teardown.  See transport.h.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -11,20 +11,114 @@
 #include <linux/slab.h>
 
 #include "cider.h"
+#include "cider_trace.h"
 #include "fault.h"
-#include "mn.h"
+#include "params.h"
+#include "transport.h"
 
+static const char *const cider_chan_state_names[] = {
+	[CIDER_CHAN_CONNECTING]	= "connecting",
+	[CIDER_CHAN_LIVE]	= "live",
+	[CIDER_CHAN_STOPPED]	= "stopped",
+	[CIDER_CHAN_DRAINED]	= "drained",
+};
+
+const char *cider_chan_state_name(enum cider_chan_state s)
+{
+	return s < ARRAY_SIZE(cider_chan_state_names) ? cider_chan_state_names[s] : "?";
+}
+
+/*
+ * The only place a channel's state changes: CONNECTING -> LIVE ->
+ * STOPPED -> DRAINED, or CONNECTING -> STOPPED.  Entering STOPPED sets
+ * the reason, and the first reason sticks.  Returns whether the state
+ * changed, so that stopping is idempotent.
+ */
+static bool cider_channel_set_state(struct cider_channel *ch,
+				    enum cider_chan_state new, int reason)
+{
+	enum cider_chan_state old = ch->state;
+
+	lockdep_assert_held(&ch->lock);
+	switch (new) {
+	case CIDER_CHAN_LIVE:
+		if (old != CIDER_CHAN_CONNECTING)
+			return false;
+		ch->established = true;
+		break;
+	case CIDER_CHAN_STOPPED:
+		if (old != CIDER_CHAN_CONNECTING && old != CIDER_CHAN_LIVE)
+			return false;
+		WRITE_ONCE(ch->reason, reason);
+		break;
+	case CIDER_CHAN_DRAINED:
+		if (old != CIDER_CHAN_STOPPED)
+			return false;
+		break;
+	default:
+		return false;
+	}
+	WRITE_ONCE(ch->state, new);
+	trace_cider_chan_state(ch->name, ch->index, old, new, ch->reason);
+	return true;
+}
+
+static bool cider_channel_live(const struct cider_channel *ch)
+{
+	return READ_ONCE(ch->state) == CIDER_CHAN_LIVE;
+}
+
+/* Log data-path errors: only live channels of an owner that wants it. */
+static bool cider_channel_loud(const struct cider_channel *ch)
+{
+	return cider_channel_live(ch) && READ_ONCE(ch->verbose);
+}
+
+void cider_channel_set_verbose(struct cider_channel *ch, bool verbose)
+{
+	WRITE_ONCE(ch->verbose, verbose);
+}
+
+/*
+ * Report the outcome of connection set-up, once.  From the CM handler
+ * (serialized by rdma_cm's handler mutex) or, after the CM id is gone,
+ * from cider_channel_destroy().
+ */
 static void cider_cm_done(struct cider_channel *ch, int status)
 {
-	ch->cm_status = status;
-	complete(&ch->cm_done);
+	if (ch->cm_reported)
+		return;
+	ch->cm_reported = true;
+	WRITE_ONCE(ch->cm_status, status);
+	complete_all(&ch->cm_done);
+}
+
+/*
+ * The channel failed by itself: it stops accepting work, its owner
+ * hears why, and a connect still under way fails with the same reason.
+ * Process context (the CM handler).
+ */
+static void cider_channel_fail(struct cider_channel *ch, int reason)
+{
+	bool stopped;
+
+	spin_lock_bh(&ch->lock);
+	stopped = cider_channel_set_state(ch, CIDER_CHAN_STOPPED, reason);
+	spin_unlock_bh(&ch->lock);
+	cider_cm_done(ch, reason);
+	if (stopped)
+		ch->ops->error(ch, reason);
 }
 
 static void cider_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct cider_channel *ch = ctx;
 
-	/* rxe and others may signal COMM_EST before the CM sees the RTU. */
+	/*
+	 * Any context (mlx5 may call from its interrupt handler): no channel
+	 * lock here.  The owner stops the channel from process context.
+	 * rxe and others may signal COMM_EST before the CM sees the RTU.
+	 */
 	switch (ev->event) {
 	case IB_EVENT_COMM_EST:
 		rdma_notify(ch->cm_id, IB_EVENT_COMM_EST);
@@ -33,9 +127,9 @@ static void cider_qp_event(struct ib_event *ev, void *ctx)
 	case IB_EVENT_QP_REQ_ERR:
 	case IB_EVENT_QP_ACCESS_ERR:
 	case IB_EVENT_PATH_MIG_ERR:
-		pr_err("mn%u: channel %u: %s\n", ch->mn->id, ch->index,
+		pr_err("%s: channel %u: %s\n", ch->name, ch->index,
 		       ib_event_msg(ev->event));
-		cider_mn_lost(ch->mn, -EIO);
+		ch->ops->error(ch, -EIO);
 		break;
 	default:
 		break;
@@ -49,6 +143,12 @@ static int cider_channel_create_ib(struct cider_channel *ch)
 	struct ib_qp_init_attr qa = {};
 	int ret;
 
+	cider_fault_cm_delay();
+	/*
+	 * Before the PD: device removal looks for channels on the device
+	 * after it has stopped handing out PDs (ibdev.c), so it either
+	 * finds this one or this one gets no PD.
+	 */
 	WRITE_ONCE(ch->dev, dev);
 	ch->sq_depth = min_t(u32, cider_sq_depth, dev->attrs.max_qp_wr - 1);
 	/* One PD per device, shared by every channel on it (ibdev.c). */
@@ -99,7 +199,7 @@ static int cider_channel_route_resolved(struct cider_channel *ch)
 	struct ib_device_attr *attrs = &ch->dev->attrs;
 	struct cider_cn_hello hello = {
 		.magic = CIDER_CN_MAGIC,
-		.cn_id = ch->mn->cn_id,
+		.cn_id = ch->cn_id,
 		.channel = ch->index,
 	};
 	struct rdma_conn_param param = {
@@ -119,6 +219,7 @@ static int cider_channel_established(struct cider_channel *ch,
 				     const struct rdma_cm_event *ev)
 {
 	const struct rdma_conn_param *p = &ev->param.conn;
+	bool live;
 
 	if (!p->private_data || p->private_data_len < sizeof(ch->hello))
 		return -EPROTO;
@@ -126,12 +227,12 @@ static int cider_channel_established(struct cider_channel *ch,
 	if (ch->hello.magic != CIDER_MN_MAGIC ||
 	    ch->hello.layout_version != CIDER_LAYOUT_VERSION)
 		return -EPROTO;
+	ch->hello.size += cider_fault_hello_size_delta();
 	spin_lock_bh(&ch->lock);
-	ch->live = true;
-	ch->established = true;
+	live = cider_channel_set_state(ch, CIDER_CHAN_LIVE, 0);
 	ch->last_active = jiffies;
 	spin_unlock_bh(&ch->lock);
-	return 0;
+	return live ? 0 : READ_ONCE(ch->reason);
 }
 
 /*
@@ -146,52 +247,74 @@ static void cider_cm_unexpected(struct cider_channel *ch, const struct rdma_cm_e
 
 	if (e < 64 && test_and_set_bit(e, seen))
 		return;
-	pr_warn("mn%u: channel %u: unexpected CM event %s (%u), status %d; ignored\n",
-		ch->mn->id, ch->index, rdma_event_msg(ev->event), e, ev->status);
+	pr_warn("%s: channel %u: unexpected CM event %s (%u), status %d; ignored\n",
+		ch->name, ch->index, rdma_event_msg(ev->event), e, ev->status);
 }
 
-static int cider_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+static int cider_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+
+/* The events of connection set-up; false for any other. */
+static bool cider_cm_setup_event(struct cider_channel *ch, struct rdma_cm_event *ev)
 {
-	struct cider_channel *ch = id->context;
 	int ret;
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		ret = cider_channel_create_ib(ch);
 		if (!ret)
-			ret = rdma_resolve_route(id, CIDER_ATTACH_TIMEOUT_MS);
-		if (ret)
-			cider_cm_done(ch, ret);
+			ret = rdma_resolve_route(ch->cm_id, CIDER_ATTACH_TIMEOUT_MS);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		ret = cider_channel_route_resolved(ch);
-		if (ret)
-			cider_cm_done(ch, ret);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		cider_cm_done(ch, cider_channel_established(ch, ev));
-		break;
+		ret = cider_channel_established(ch, ev);
+		/* Injected (fault.h): an event rxe does not produce, right now. */
+		if (!ret)
+			cider_fault_cm_event(ch->cm_id, ch->index, ev, cider_cm_handler);
+		cider_cm_done(ch, ret);
+		return true;
 	case RDMA_CM_EVENT_REJECTED:
-		cider_cm_done(ch, -ECONNREFUSED);
+		ret = -ECONNREFUSED;
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
-		cider_cm_done(ch, -EHOSTUNREACH);
+		ret = -EHOSTUNREACH;
 		break;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		cider_cm_done(ch, -ECONNRESET);
+		ret = -ECONNRESET;
 		break;
+	default:
+		return false;
+	}
+	if (ret)
+		cider_cm_done(ch, ret);
+	return true;
+}
+
+static int cider_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct cider_channel *ch = id->context;
+
+	if (cider_cm_setup_event(ch, ev))
+		return 0;
+	switch (ev->event) {
 	case RDMA_CM_EVENT_DISCONNECTED:
 	/* The address moved to another port or device: as nvme-rdma, recover. */
 	case RDMA_CM_EVENT_ADDR_CHANGE:
-		cider_mn_lost(ch->mn, -ENOTCONN);
+		cider_channel_fail(ch, -ENOTCONN);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/*
-		 * Handled by the ib_client's .remove, which ib_core calls
-		 * before rdma_cm's own.
+		 * A connected channel is handled by the ib_client's .remove,
+		 * which ib_core calls before rdma_cm's own.  One that had not
+		 * reached the device then (its address had just resolved)
+		 * fails its connect now, so that its owner destroys the id
+		 * that rdma_cm's removal waits for.
 		 */
+		cider_channel_fail(ch, -ENODEV);
+		break;
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		break;
 	default:
@@ -201,11 +324,15 @@ static int cider_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	return 0;	/* never let rdma_cm destroy the id under us */
 }
 
-void cider_channel_init(struct cider_channel *ch, struct cider_mn *mn,
-			unsigned int index)
+void cider_channel_init(struct cider_channel *ch, const struct cider_chan_ops *ops,
+			void *owner, const char *name, u32 cn_id, unsigned int index)
 {
-	ch->mn = mn;
+	ch->ops = ops;
+	ch->owner = owner;
+	strscpy(ch->name, name, sizeof(ch->name));
+	ch->cn_id = cn_id;
 	ch->index = index;
+	ch->state = CIDER_CHAN_CONNECTING;
 	init_completion(&ch->cm_done);
 	spin_lock_init(&ch->lock);
 	INIT_LIST_HEAD(&ch->backlog);
@@ -238,18 +365,6 @@ static void cider_fail_list(struct list_head *list, int status)
 			b->status = status;
 		cider_batch_finish(b);
 	}
-}
-
-/* Stop posting; the first reason sticks.  Returns whether it was live. */
-static bool cider_channel_stop(struct cider_channel *ch, int reason)
-{
-	bool was_live = ch->live;
-
-	lockdep_assert_held(&ch->lock);
-	ch->live = false;
-	if (!ch->reason)
-		WRITE_ONCE(ch->reason, reason);
-	return was_live;
 }
 
 /*
@@ -321,15 +436,17 @@ static void cider_channel_unwind(struct cider_channel *ch, struct list_head *pos
 /*
  * Post every backlogged batch that fits the credit bound, chained into one
  * ib_post_send() (one doorbell).  Batches that failed are moved to
- * @failed for the caller to finish unlocked.
+ * @failed for the caller to finish unlocked.  Returns whether the post
+ * failed: the channel has stopped, and the caller tells its owner.
  */
-static void cider_channel_flush(struct cider_channel *ch, struct list_head *failed)
+static bool cider_channel_flush(struct cider_channel *ch, struct list_head *failed)
 {
 	struct cider_batch *b, *tmp, *prev = NULL;
 	const struct ib_send_wr *bad = NULL;
 	struct ib_send_wr *first = NULL;
 	LIST_HEAD(posting);
 	unsigned int nwr = 0;
+	bool stopped;
 	int ret;
 
 	lockdep_assert_held(&ch->lock);
@@ -347,14 +464,14 @@ static void cider_channel_flush(struct cider_channel *ch, struct list_head *fail
 		list_move_tail(&b->node, &posting);
 	}
 	if (!first)
-		return;
+		return false;
 
 	ch->stats.doorbells++;
 	ch->stats.wrs += nwr;
 	ret = cider_fault_post_send(ch->qp, first, &bad);
 	if (likely(!ret)) {
 		list_splice_tail(&posting, &ch->inflight);
-		return;
+		return false;
 	}
 
 	/*
@@ -364,30 +481,31 @@ static void cider_channel_flush(struct cider_channel *ch, struct list_head *fail
 	 * drain and cancel account them; the rest fail now.
 	 */
 	ch->stats.post_errors++;
-	if (ch->live && cider_mn_listed(ch->mn))
-		pr_err("mn%u: %s: ib_post_send: %pe\n", ch->mn->id, ch->dev->name,
+	if (cider_channel_loud(ch))
+		pr_err("%s: %s: ib_post_send: %pe\n", ch->name, ch->dev->name,
 		       ERR_PTR(ret));
-	cider_channel_stop(ch, ret);
+	stopped = cider_channel_set_state(ch, CIDER_CHAN_STOPPED, ret);
 	cider_channel_unwind(ch, &posting, bad, ret, failed);
-	cider_mn_lost(ch->mn, ret);
+	return stopped;
 }
 
 /*
  * Queue @b and post what fits.  A batch the send queue can never hold is
  * refused (non-zero return, nothing done); otherwise @b is finished
  * exactly once, by the completion path or at once when the channel has
- * stopped.  Process context.
+ * stopped.  Process context, or under rcu_read_lock().
  */
 int cider_channel_submit(struct cider_channel *ch, struct cider_batch *b)
 {
+	bool failed_post;
 	LIST_HEAD(failed);
 
 	if (b->nr > ch->sq_depth)
 		return -EINVAL;
 	spin_lock_bh(&ch->lock);
-	if (!ch->live) {
+	if (ch->state != CIDER_CHAN_LIVE) {
+		b->status = ch->reason ?: -ENOTCONN;
 		spin_unlock_bh(&ch->lock);
-		b->status = READ_ONCE(ch->reason) ?: READ_ONCE(ch->mn->dead_reason) ?: -ENOTCONN;
 		cider_batch_finish(b);
 		return 0;
 	}
@@ -398,8 +516,10 @@ int cider_channel_submit(struct cider_channel *ch, struct cider_batch *b)
 	if (!list_empty(&ch->backlog) || ch->credit.inflight + b->nr > ch->credit.limit)
 		ch->stats.backlogged++;
 	list_add_tail(&b->node, &ch->backlog);
-	cider_channel_flush(ch, &failed);
+	failed_post = cider_channel_flush(ch, &failed);
 	spin_unlock_bh(&ch->lock);
+	if (failed_post)
+		ch->ops->error(ch, READ_ONCE(ch->reason));
 	cider_fail_list(&failed, -EIO);
 	return 0;
 }
@@ -431,12 +551,30 @@ static int cider_wc_errno(const struct cider_wr *w, enum ib_wc_status status,
 	}
 }
 
+/* WR @w completed in error: the QP is in the error state now. */
+static bool cider_wr_failed(struct cider_channel *ch, struct cider_wr *w,
+			    enum ib_wc_status status, struct list_head *failed)
+{
+	bool stopped;
+
+	lockdep_assert_held(&ch->lock);
+	ch->stats.errors++;
+	if (status != IB_WC_WR_FLUSH_ERR && cider_channel_loud(ch))
+		pr_err("%s: %s: %s on channel %u\n", ch->name, ch->dev->name,
+		       ib_wc_status_msg(status), ch->index);
+	stopped = cider_channel_set_state(ch, CIDER_CHAN_STOPPED,
+					  status == IB_WC_WR_FLUSH_ERR ? -ENOTCONN : -EIO);
+	w->status = cider_wc_errno(w, status, ch->reason);
+	list_splice_tail_init(&ch->backlog, failed);
+	return stopped;
+}
+
 void cider_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct cider_wr *w = container_of(wc->wr_cqe, struct cider_wr, cqe);
 	struct cider_batch *b = w->batch;
 	struct cider_channel *ch = b->ch;
-	bool fatal = false, done;
+	bool stopped = false, done;
 	LIST_HEAD(failed);
 
 	if (likely(wc->status == IB_WC_SUCCESS) && unlikely(cider_fault_drop_cqe()))
@@ -445,27 +583,18 @@ void cider_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&ch->lock);
 	ch->stats.cqes++;
 	ch->last_active = jiffies;
-	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		ch->stats.errors++;
-		if (wc->status != IB_WC_WR_FLUSH_ERR && ch->live && cider_mn_listed(ch->mn))
-			pr_err("mn%u: %s: %s on channel %u\n", ch->mn->id, ch->dev->name,
-			       ib_wc_status_msg(wc->status), ch->index);
-		/* The QP is in the error state now. */
-		fatal = cider_channel_stop(ch, wc->status == IB_WC_WR_FLUSH_ERR ?
-					   -ENOTCONN : -EIO);
-		w->status = cider_wc_errno(w, wc->status, ch->reason);
-		list_splice_tail_init(&ch->backlog, &failed);
-	}
+	if (unlikely(wc->status != IB_WC_SUCCESS))
+		stopped = cider_wr_failed(ch, w, wc->status, &failed);
 	cider_batch_ack(ch, b, w->index + 1, ktime_get_ns());
 	done = b->acked >= b->posted;
 	if (done)
 		list_del_init(&b->node);
-	if (ch->live)
-		cider_channel_flush(ch, &failed);
+	if (ch->state == CIDER_CHAN_LIVE)
+		stopped |= cider_channel_flush(ch, &failed);
 	spin_unlock_bh(&ch->lock);
 
-	if (fatal)
-		cider_mn_lost(ch->mn, READ_ONCE(ch->reason));
+	if (stopped)
+		ch->ops->error(ch, READ_ONCE(ch->reason));
 	if (done)
 		cider_batch_finish(b);
 	cider_fail_list(&failed, READ_ONCE(ch->reason) ?: -ENOTCONN);
@@ -482,6 +611,7 @@ static void cider_channel_cancel(struct cider_channel *ch)
 	struct cider_batch *b;
 
 	spin_lock_bh(&ch->lock);
+	cider_channel_set_state(ch, CIDER_CHAN_DRAINED, 0);
 	list_splice_tail_init(&ch->inflight, &left);
 	list_splice_tail_init(&ch->backlog, &left);
 	list_for_each_entry(b, &left, node)
@@ -496,25 +626,28 @@ static void cider_channel_cancel(struct cider_channel *ch)
  * (rdma_disconnect) and is drained, so every posted WR is flushed back
  * through cider_wr_done(), and whatever is still outstanding after that
  * is failed.  Afterwards every batch ever submitted has finished.
- * Process context; serialized by the node's res_sem.
+ * Idempotent.  Process context; the owner serializes kills of a channel.
  */
 void cider_channel_kill(struct cider_channel *ch, int reason)
 {
+	bool drain, connected;
 	LIST_HEAD(failed);
 
-	if (!ch->cm_id || ch->drained)
-		return;
 	spin_lock_bh(&ch->lock);
-	cider_channel_stop(ch, reason);
+	cider_channel_set_state(ch, CIDER_CHAN_STOPPED, reason);
+	drain = ch->state == CIDER_CHAN_STOPPED;
+	/* Never LIVE after STOPPED: this cannot change any more. */
+	connected = ch->established;
 	list_splice_tail_init(&ch->backlog, &failed);
 	spin_unlock_bh(&ch->lock);
+	if (!drain)
+		return;		/* drained already */
 	cider_fail_list(&failed, READ_ONCE(ch->reason));
 	/* Only a connected QP can have work posted to drain. */
-	if (ch->established) {
+	if (connected) {
 		rdma_disconnect(ch->cm_id);
 		ib_drain_qp(ch->qp);
 	}
-	ch->drained = true;
 	cider_channel_cancel(ch);
 }
 
@@ -540,7 +673,8 @@ bool cider_channel_idle(struct cider_channel *ch, unsigned long idle)
 	bool ret;
 
 	spin_lock_bh(&ch->lock);
-	ret = ch->live && list_empty(&ch->inflight) && list_empty(&ch->backlog) &&
+	ret = ch->state == CIDER_CHAN_LIVE &&
+	      list_empty(&ch->inflight) && list_empty(&ch->backlog) &&
 	      time_after(jiffies, ch->last_active + idle);
 	spin_unlock_bh(&ch->lock);
 	return ret;
@@ -553,19 +687,16 @@ bool cider_channel_idle(struct cider_channel *ch, unsigned long idle)
  */
 void cider_channel_destroy(struct cider_channel *ch)
 {
+	cider_channel_kill(ch, -ENOTCONN);
 	if (ch->cm_id) {
-		cider_channel_kill(ch, -ENOTCONN);
 		rdma_destroy_id(ch->cm_id);
 		ch->cm_id = NULL;
-		/*
-		 * No handler runs any more: release an attach still waiting
-		 * for this channel (the device went away under it).
-		 */
-		if (!completion_done(&ch->cm_done)) {
-			WRITE_ONCE(ch->cm_status, -ENODEV);
-			complete_all(&ch->cm_done);
-		}
 	}
+	/*
+	 * No handler runs any more: release an owner still waiting for
+	 * this channel to connect (the device went away under it).
+	 */
+	cider_cm_done(ch, -ENODEV);
 	WARN_ON(!list_empty(&ch->inflight) || !list_empty(&ch->backlog));
 	if (ch->qp) {
 		ib_destroy_qp(ch->qp);

@@ -10,7 +10,7 @@
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 
-#include "cider.h"
+#include "debugfs.h"
 #include "fault.h"
 #include "mn.h"
 
@@ -20,6 +20,8 @@ struct cider_chan_snap {
 	struct cider_chan_stats s;
 	u32 limit, inflight;
 	u64 updates, tmax;
+	enum cider_chan_state state;
+	int reason;
 };
 
 static void cider_chan_snapshot(struct cider_channel *ch, struct cider_chan_snap *c)
@@ -30,6 +32,8 @@ static void cider_chan_snapshot(struct cider_channel *ch, struct cider_chan_snap
 	c->inflight = ch->credit.inflight;
 	c->updates = ch->credit.updates;
 	c->tmax = ch->backoff.tmax;
+	c->state = ch->state;
+	c->reason = ch->reason;
 	spin_unlock_bh(&ch->lock);
 }
 
@@ -65,20 +69,22 @@ static void cider_snap_show(struct seq_file *m, const char *what, int idx,
 		   c->s.errors, c->s.post_errors, c->s.backlogged, c->s.canceled,
 		   c->s.keepalives, c->inflight);
 	if (idx >= 0)
-		seq_printf(m, " credit_limit=%u credit_updates=%llu backoff_tmax_ns=%llu",
-			   c->limit, c->updates, c->tmax);
+		seq_printf(m, " credit_limit=%u credit_updates=%llu backoff_tmax_ns=%llu state=%s reason=%d",
+			   c->limit, c->updates, c->tmax, cider_chan_state_name(c->state),
+			   c->reason);
 	seq_putc(m, '\n');
 }
 
 static int cider_mn_stats_show(struct seq_file *m, void *unused)
 {
 	struct cider_mn *mn = m->private;
+	enum cider_mn_state state = READ_ONCE(mn->state);
 	struct cider_chan_snap c, total = {};
 	unsigned int i;
 
 	seq_printf(m, "mn=%u state=%s reason=%d cn=%u dev=%s channels=%u region=%llu\n",
-		   mn->id, atomic_read(&mn->state) == CIDER_MN_LIVE ? "live" : "dead",
-		   atomic_read(&mn->state) == CIDER_MN_LIVE ? 0 : mn->dead_reason,
+		   mn->id, cider_mn_state_name(state),
+		   state == CIDER_MN_STATE_LIVE ? 0 : READ_ONCE(mn->dead_reason),
 		   mn->cn_id, mn->ibdev_name, mn->nr_chans, mn->size);
 	for (i = 0; i < mn->nr_chans; i++) {
 		cider_chan_snapshot(&mn->chans[i], &c);

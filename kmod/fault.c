@@ -7,6 +7,7 @@
 
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 
 #include "fault.h"
 
@@ -15,6 +16,12 @@ static atomic_t cider_fault_post_times = ATOMIC_INIT(0);
 static bool cider_fault_refuse_atomics;
 static atomic_t cider_fault_drop = ATOMIC_INIT(0);
 static bool cider_fault_swab;
+static u32 cider_fault_cm_ev;
+static atomic_t cider_fault_cm_ev_times = ATOMIC_INIT(0);
+static u32 cider_fault_cm_ev_chan;
+static s64 cider_fault_hello_delta;
+static u32 cider_fault_cm_delay_ms;
+static u32 cider_fault_remove_delay_ms;
 
 void cider_fault_init(struct dentry *root)
 {
@@ -25,6 +32,12 @@ void cider_fault_init(struct dentry *root)
 	debugfs_create_bool("refuse_atomics", 0600, dir, &cider_fault_refuse_atomics);
 	debugfs_create_atomic_t("drop_cqes", 0600, dir, &cider_fault_drop);
 	debugfs_create_bool("swab_atomics", 0600, dir, &cider_fault_swab);
+	debugfs_create_u32("cm_event", 0600, dir, &cider_fault_cm_ev);
+	debugfs_create_atomic_t("cm_event_times", 0600, dir, &cider_fault_cm_ev_times);
+	debugfs_create_u32("cm_event_channel", 0600, dir, &cider_fault_cm_ev_chan);
+	debugfs_create_x64("hello_size_delta", 0600, dir, (u64 *)&cider_fault_hello_delta);
+	debugfs_create_u32("cm_delay_ms", 0600, dir, &cider_fault_cm_delay_ms);
+	debugfs_create_u32("remove_delay_ms", 0600, dir, &cider_fault_remove_delay_ms);
 }
 
 /* Take one count of @v if any is left. */
@@ -103,4 +116,45 @@ bool cider_fault_drop_cqe(void)
 bool cider_fault_swab_atomics(void)
 {
 	return READ_ONCE(cider_fault_swab);
+}
+
+/*
+ * Right after @ev (ESTABLISHED) on @id, channel @index: deliver an
+ * injected event to @handler, as rdma_cm would (same id, the handler
+ * mutex held).
+ */
+void cider_fault_cm_event(struct rdma_cm_id *id, unsigned int index,
+			  const struct rdma_cm_event *ev, rdma_cm_event_handler handler)
+{
+	struct rdma_cm_event inj = {};
+
+	if (!atomic_read(&cider_fault_cm_ev_times) ||
+	    index < READ_ONCE(cider_fault_cm_ev_chan) ||
+	    !cider_fault_take(&cider_fault_cm_ev_times))
+		return;
+	inj.event = READ_ONCE(cider_fault_cm_ev);
+	pr_info("injected CM event %s after %s\n", rdma_event_msg(inj.event),
+		rdma_event_msg(ev->event));
+	handler(id, &inj);
+}
+
+s64 cider_fault_hello_size_delta(void)
+{
+	return READ_ONCE(cider_fault_hello_delta);
+}
+
+void cider_fault_cm_delay(void)
+{
+	u32 ms = READ_ONCE(cider_fault_cm_delay_ms);
+
+	if (unlikely(ms))
+		msleep(ms);
+}
+
+void cider_fault_remove_delay(void)
+{
+	u32 ms = READ_ONCE(cider_fault_remove_delay_ms);
+
+	if (unlikely(ms))
+		msleep(ms);
 }

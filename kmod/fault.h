@@ -19,12 +19,27 @@
  *   swab_atomics
  *	atomic results come back byte-swapped, as from a device that gets
  *	the endianness of atomic responses wrong
+ *   cm_event, cm_event_times, cm_event_channel
+ *	the next cm_event_times channels with index cm_event_channel or
+ *	higher that reach ESTABLISHED receive, right after it, a CM event of
+ *	kind cm_event (enum rdma_cm_event_type: 10 DISCONNECTED,
+ *	14 ADDR_CHANGE, ...), as rdma_cm would deliver it; rxe never moves
+ *	an address (that takes a bonding fail-over)
+ *   hello_size_delta
+ *	added to the region size a memory node's connection hello
+ *	announces, as from a node whose hello and superblock disagree
+ *   cm_delay_ms, remove_delay_ms
+ *	widen two race windows: the CM handler sleeps before it takes the
+ *	device's resources for a channel whose address just resolved, and
+ *	the ib_client's .remove sleeps after it has stopped every node on
+ *	the device, before it checks that nothing uses the device any more
  */
 #ifndef _CIDER_FAULT_H
 #define _CIDER_FAULT_H
 
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 
 struct dentry;
 
@@ -33,5 +48,10 @@ int cider_fault_post_send(struct ib_qp *qp, struct ib_send_wr *first,
 			  const struct ib_send_wr **bad);
 bool cider_fault_drop_cqe(void);
 bool cider_fault_swab_atomics(void);
+void cider_fault_cm_event(struct rdma_cm_id *id, unsigned int index,
+			  const struct rdma_cm_event *ev, rdma_cm_event_handler handler);
+s64 cider_fault_hello_size_delta(void);
+void cider_fault_cm_delay(void);
+void cider_fault_remove_delay(void);
 
 #endif

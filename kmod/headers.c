@@ -4,5 +4,5 @@
  * core's can be included together, as they will be once the core runs
  * in the kernel on top of channels: a clash of names fails the build.
  */
-#include "channel.h"
+#include "transport.h"
 #include "core/proto.h"

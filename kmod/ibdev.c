@@ -16,18 +16,23 @@
 #include <rdma/ib_verbs.h>
 
 #include "cider.h"
+#include "fault.h"
 #include "mn.h"
 
 struct cider_ibdev {
 	struct list_head node;
 	struct ib_device *ibdev;
-	/* One PD for every channel on this device, as nvme-rdma and rtrs. */
-	struct mutex pd_lock;	/* pd and pd_users */
+	/*
+	 * One PD for every channel on this device, as nvme-rdma and rtrs;
+	 * pd, pd_users and removing are under cider_ibdevs_lock.
+	 */
 	struct ib_pd *pd;
 	unsigned int pd_users;
+	bool removing;		/* no PD for new users */
 };
 
 static LIST_HEAD(cider_ibdevs);
+/* The list, the count, and every device's PD fields. */
 static DEFINE_MUTEX(cider_ibdevs_lock);
 static unsigned int cider_nr_ibdevs;
 
@@ -41,7 +46,6 @@ static int cider_ib_add(struct ib_device *ibdev)
 	if (!cd)
 		return -ENOMEM;
 	cd->ibdev = ibdev;
-	mutex_init(&cd->pd_lock);
 
 	mutex_lock(&cider_ibdevs_lock);
 	list_add_tail(&cd->node, &cider_ibdevs);
@@ -54,21 +58,30 @@ static int cider_ib_add(struct ib_device *ibdev)
 	return 0;
 }
 
+/*
+ * Before rdma_cm's own .remove: our CM ids on @ibdev must be gone by
+ * then.  First no channel may take the device's PD any more; a channel
+ * that took it before has set its device first (channel.c), so that
+ * cider_mn_device_removed() finds its node and tears it down.  Then
+ * nothing uses the PD, even with an attach racing the removal.
+ */
 static void cider_ib_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct cider_ibdev *cd = client_data;
 
-	/* Before rdma_cm's own .remove: our CM ids must be gone by then. */
+	mutex_lock(&cider_ibdevs_lock);
+	cd->removing = true;
+	mutex_unlock(&cider_ibdevs_lock);
+
 	cider_mn_device_removed(ibdev);
+	cider_fault_remove_delay();
+
 	mutex_lock(&cider_ibdevs_lock);
 	list_del(&cd->node);
 	cider_nr_ibdevs--;
-	mutex_unlock(&cider_ibdevs_lock);
-
-	/* Every channel on the device is gone: so is every PD user. */
 	WARN_ON(cd->pd_users);
+	mutex_unlock(&cider_ibdevs_lock);
 	pr_info("RDMA device %s removed\n", ibdev->name);
-	mutex_destroy(&cd->pd_lock);
 	kfree(cd);
 }
 
@@ -78,46 +91,57 @@ static struct ib_client cider_ib_client = {
 	.remove	= cider_ib_remove,
 };
 
+static struct cider_ibdev *cider_ibdev_find(const struct ib_device *ibdev)
+{
+	struct cider_ibdev *cd;
+
+	lockdep_assert_held(&cider_ibdevs_lock);
+	list_for_each_entry(cd, &cider_ibdevs, node)
+		if (cd->ibdev == ibdev)
+			return cd;
+	return NULL;
+}
+
 /*
  * The device's shared PD, allocated by its first user.  ERR_PTR(-ENODEV)
- * once the device is being removed (its client data is gone).  Process
- * context.
+ * once the device is being removed.  Process context.
  */
 struct ib_pd *cider_ibdev_get_pd(struct ib_device *ibdev)
 {
-	struct cider_ibdev *cd = ib_get_client_data(ibdev, &cider_ib_client);
+	struct cider_ibdev *cd;
 	struct ib_pd *pd;
 
-	if (!cd)
-		return ERR_PTR(-ENODEV);
-	mutex_lock(&cd->pd_lock);
+	mutex_lock(&cider_ibdevs_lock);
+	cd = cider_ibdev_find(ibdev);
+	if (!cd || cd->removing) {
+		pd = ERR_PTR(-ENODEV);
+		goto out;
+	}
 	if (!cd->pd) {
 		pd = ib_alloc_pd(ibdev, 0);
-		if (IS_ERR(pd)) {
-			mutex_unlock(&cd->pd_lock);
-			return pd;
-		}
+		if (IS_ERR(pd))
+			goto out;
 		cd->pd = pd;
 	}
 	cd->pd_users++;
 	pd = cd->pd;
-	mutex_unlock(&cd->pd_lock);
+out:
+	mutex_unlock(&cider_ibdevs_lock);
 	return pd;
 }
 
 /* The last user frees the PD. */
 void cider_ibdev_put_pd(struct ib_device *ibdev)
 {
-	struct cider_ibdev *cd = ib_get_client_data(ibdev, &cider_ib_client);
+	struct cider_ibdev *cd;
 
-	if (WARN_ON(!cd))
-		return;
-	mutex_lock(&cd->pd_lock);
-	if (!--cd->pd_users) {
+	mutex_lock(&cider_ibdevs_lock);
+	cd = cider_ibdev_find(ibdev);
+	if (!WARN_ON(!cd || !cd->pd_users) && !--cd->pd_users) {
 		ib_dealloc_pd(cd->pd);
 		cd->pd = NULL;
 	}
-	mutex_unlock(&cd->pd_lock);
+	mutex_unlock(&cider_ibdevs_lock);
 }
 
 static void cider_ibdev_describe(const struct ib_device *ibdev,

@@ -18,6 +18,7 @@
 #include "core/store.h"
 #include "kvstore.h"
 #include "mn.h"
+#include "params.h"
 
 #define CIDER_KVS_MAX_SHARDS	16	/* qnode ids: 12 bits of CN = 256 x 16 */
 #define CIDER_KVS_SLOTS		32	/* core clients per shard (local WC: <= 64) */
@@ -154,14 +155,8 @@ static void cider_shard_flush(struct cider_shard *sh)
 
 	list_for_each_entry_safe(b, bt, &posts, node) {
 		list_del_init(&b->node);
-		/*
-		 * A refused submit finishes the batch with its error; only a
-		 * teardown under way (the node's rwsem) leaves it to us.
-		 */
-		if (cider_mn_submit(sh->kvs->mn, sh->ch, b, true)) {
-			b->status = -ENOTCONN;
-			cider_batch_finish(b);
-		}
+		/* A refused submit finishes the batch with its error. */
+		cider_mn_submit(sh->kvs->mn, sh->ch, b);
 		cider_batch_put(b);
 	}
 	list_for_each_entry(r, &done, node)

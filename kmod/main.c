@@ -10,6 +10,7 @@
 #include <linux/module.h>
 
 #include "cider.h"
+#include "debugfs.h"
 #include "mn.h"
 
 const char cider_version[] = CIDER_VERSION;

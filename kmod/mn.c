@@ -9,6 +9,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
+#include <linux/cpu.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
@@ -16,9 +17,13 @@
 #include <linux/xarray.h>
 
 #include "cider.h"
+#include "cider.h"
+#include "cider_trace.h"
 #include "core/store.h"
+#include "debugfs.h"
 #include "kvstore.h"
 #include "mn.h"
+#include "params.h"
 
 /*
  * Every node, from the start of its attach; lookups see it only once it
@@ -45,12 +50,20 @@ struct cider_mn *cider_mn_get(u32 id)
 	return mn;
 }
 
+static void cider_mn_free_rcu(struct rcu_head *rcu)
+{
+	struct cider_mn *mn = container_of(rcu, struct cider_mn, rcu);
+
+	kfree(mn->chan_of_cpu);
+	kfree(mn);
+}
+
 static void cider_mn_release(struct kref *ref)
 {
 	struct cider_mn *mn = container_of(ref, struct cider_mn, ref);
 
 	cider_kvs_free(mn);
-	kfree_rcu(mn, rcu);
+	call_rcu(&mn->rcu, cider_mn_free_rcu);
 }
 
 void cider_mn_put(struct cider_mn *mn)
@@ -58,68 +71,150 @@ void cider_mn_put(struct cider_mn *mn)
 	kref_put(&mn->ref, cider_mn_release);
 }
 
+/*
+ * The channel of the calling CPU.  Every possible CPU has one, so a CPU
+ * that came online after the attach (or a task that migrates right
+ * after this) submits safely: online CPUs of the attach have their own,
+ * later ones share.
+ */
 struct cider_channel *cider_mn_channel(struct cider_mn *mn)
 {
-	return &mn->chans[raw_smp_processor_id() % mn->nr_chans];
+	return &mn->chans[mn->chan_of_cpu[raw_smp_processor_id()]];
+}
+
+static const char *const cider_mn_state_names[] = {
+	[CIDER_MN_STATE_ATTACHING]	= "attaching",
+	[CIDER_MN_STATE_LIVE]		= "live",
+	[CIDER_MN_STATE_DEAD]		= "dead",
+	[CIDER_MN_STATE_STOPPED]	= "stopped",
+};
+
+const char *cider_mn_state_name(enum cider_mn_state s)
+{
+	return s < ARRAY_SIZE(cider_mn_state_names) ? cider_mn_state_names[s] : "?";
+}
+
+static bool cider_mn_may_enter(enum cider_mn_state old, enum cider_mn_state new)
+{
+	switch (new) {
+	case CIDER_MN_STATE_LIVE:
+		return old == CIDER_MN_STATE_ATTACHING;
+	case CIDER_MN_STATE_DEAD:
+		return old == CIDER_MN_STATE_ATTACHING || old == CIDER_MN_STATE_LIVE;
+	case CIDER_MN_STATE_STOPPED:
+		return old != CIDER_MN_STATE_STOPPED;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The only place a node's state changes (diagram in datapath.rst).
+ * Leaving ATTACHING or LIVE for DEAD or STOPPED sets dead_reason; the
+ * first reason sticks.  Returns whether the state changed: losing a node
+ * and stopping it are idempotent.  Any context.
+ */
+static bool cider_mn_set_state(struct cider_mn *mn, enum cider_mn_state new, int reason)
+{
+	enum cider_mn_state old;
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&mn->state_lock, flags);
+	old = mn->state;
+	ok = cider_mn_may_enter(old, new);
+	if (ok) {
+		if (new != CIDER_MN_STATE_LIVE && !mn->dead_reason)
+			WRITE_ONCE(mn->dead_reason, reason);
+		WRITE_ONCE(mn->state, new);
+		trace_cider_mn_state(mn->id, old, new, mn->dead_reason);
+	}
+	spin_unlock_irqrestore(&mn->state_lock, flags);
+	return ok;
 }
 
 /*
  * Map @b and hand it to @ch (NULL: the calling CPU's channel), unless the
- * node is dead or being torn down.  Returns -EAGAIN, with nothing done,
- * only when @nowait and the channels are busy being torn down; otherwise
- * @b is finished exactly once, at once when it cannot be sent.
+ * node is not LIVE.  @b is finished exactly once, at once when it cannot
+ * be sent.  Takes no lock and never sleeps: the teardown fences
+ * submitters with synchronize_rcu() after leaving LIVE, so a submitter
+ * that saw LIVE has queued its batch on a channel whose resources stay
+ * until the kill has drained it.
  */
-int cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
-		    struct cider_batch *b, bool nowait)
+void cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
+		     struct cider_batch *b)
 {
 	int ret;
 
-	if (nowait) {
-		if (!down_read_trylock(&mn->res_sem))
-			return -EAGAIN;
-	} else {
-		down_read(&mn->res_sem);
-	}
-	ret = READ_ONCE(mn->dead_reason) ?: -ENOTCONN;
-	if (!mn->torn_down && atomic_read(&mn->state) == CIDER_MN_LIVE) {
+	rcu_read_lock();
+	if (likely(READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE)) {
 		if (!ch)
 			ch = cider_mn_channel(mn);
-		ret = cider_batch_map(b, ch);
+		ret = cider_batch_map(b, ch, mn->base, mn->rkey);
 		if (!ret)
 			ret = cider_channel_submit(ch, b);
+	} else {
+		ret = READ_ONCE(mn->dead_reason) ?: -ENOTCONN;
 	}
-	up_read(&mn->res_sem);
+	rcu_read_unlock();
 	if (ret) {
 		b->status = ret;
 		cider_batch_finish(b);
 	}
-	return 0;
 }
 
-/* Declare @mn lost (any context); the channels are stopped from a work. */
+/*
+ * Run a kernel-owned batch to completion and wait.  Bounded: the node's
+ * watchdog declares it lost after op_timeout_ms, and the kill that
+ * follows finishes the batch.  Killable: the batch then lives on with
+ * the data path's reference; the caller still drops its own.
+ */
+int cider_mn_run(struct cider_mn *mn, struct cider_channel *ch, struct cider_batch *b)
+{
+	b->complete = cider_batch_wake;
+	cider_mn_submit(mn, ch, b);
+	if (wait_for_completion_killable(&b->done))
+		return -EINTR;
+	return b->status;
+}
+
+/*
+ * Declare @mn lost (any context): it turns DEAD, and its channels are
+ * stopped from a work.  Only the first loss counts.
+ */
 void cider_mn_lost(struct cider_mn *mn, int reason)
 {
-	if (atomic_cmpxchg(&mn->state, CIDER_MN_LIVE, CIDER_MN_DEAD) != CIDER_MN_LIVE)
+	if (!cider_mn_set_state(mn, CIDER_MN_STATE_DEAD, reason))
 		return;
-	WRITE_ONCE(mn->dead_reason, reason);
 	if (cider_mn_listed(mn))
 		pr_warn("mn%u (%pISpc via %s): lost: %pe\n", mn->id, &mn->addr,
 			mn->ibdev_name, ERR_PTR(reason));
 	schedule_work(&mn->kill_work);
 }
 
+/* A channel stopped by itself: the node is lost (transport.h). */
+static void cider_mn_chan_error(struct cider_channel *ch, int reason)
+{
+	cider_mn_lost(ch->owner, reason);
+}
+
+static const struct cider_chan_ops cider_mn_chan_ops = {
+	.error = cider_mn_chan_error,
+};
+
+/*
+ * Kill every channel: drain, then cancel.  Runs only while the channels
+ * exist: the teardown cancels this work before destroying them.
+ */
 static void cider_mn_kill_work(struct work_struct *work)
 {
 	struct cider_mn *mn = container_of(work, struct cider_mn, kill_work);
 	unsigned int i;
 
-	down_read(&mn->res_sem);
-	if (!mn->torn_down)
-		for (i = 0; i < mn->nr_chans; i++)
-			cider_channel_kill(&mn->chans[i], mn->dead_reason);
-	up_read(&mn->res_sem);
+	for (i = 0; i < mn->nr_chans; i++)
+		cider_channel_kill(&mn->chans[i], READ_ONCE(mn->dead_reason));
 	/* Operations parked on a lock or a timer end too. */
-	cider_kvs_kill(mn, mn->dead_reason);
+	cider_kvs_kill(mn, READ_ONCE(mn->dead_reason));
 }
 
 static void cider_mn_keepalive_done(struct cider_batch *b)
@@ -142,8 +237,7 @@ static void cider_mn_keepalive(struct cider_mn *mn, struct cider_channel *ch)
 	cider_batch_read(b, 0, offsetof(struct cider_mn_sb, magic), 8, 0);
 	b->keepalive = true;
 	b->complete = cider_mn_keepalive_done;
-	if (cider_mn_submit(mn, ch, b, true))
-		cider_batch_put(b);	/* not submitted: the data path's */
+	cider_mn_submit(mn, ch, b);
 	cider_batch_put(b);
 }
 
@@ -167,45 +261,57 @@ static void cider_mn_watchdog(struct work_struct *work)
 	for (i = 0; i < mn->nr_chans; i++)
 		if (cider_channel_idle(&mn->chans[i], idle))
 			cider_mn_keepalive(mn, &mn->chans[i]);
-	if (atomic_read(&mn->state) == CIDER_MN_LIVE)
+	if (READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE)
 		schedule_delayed_work(&mn->watchdog, HZ / 4);
 }
 
-/* Stop and free every channel resource; the cider_mn itself stays. */
+/*
+ * Stop and free every channel resource; the cider_mn itself stays.
+ * Idempotent, and safe to run twice at once (device removal during an
+ * attach's own teardown).
+ */
 static void cider_mn_teardown(struct cider_mn *mn, int reason)
 {
 	unsigned int i;
 
-	if (atomic_xchg(&mn->state, CIDER_MN_DEAD) != CIDER_MN_DEAD)
-		WRITE_ONCE(mn->dead_reason, reason);
+	cider_mn_set_state(mn, CIDER_MN_STATE_STOPPED, reason);
+	/* Every submitter that saw LIVE has queued its batch by now. */
+	synchronize_rcu();
 	cancel_delayed_work_sync(&mn->watchdog);
-	down_write(&mn->res_sem);
-	if (!mn->torn_down) {
-		for (i = 0; i < mn->nr_chans; i++)
-			cider_channel_destroy(&mn->chans[i]);
-		mn->torn_down = true;
-	}
-	up_write(&mn->res_sem);
 	cancel_work_sync(&mn->kill_work);
-	cider_kvs_kill(mn, mn->dead_reason);
+	mutex_lock(&mn->res_lock);
+	for (i = 0; i < mn->nr_chans; i++)
+		cider_channel_destroy(&mn->chans[i]);
+	mutex_unlock(&mn->res_lock);
+	cider_kvs_kill(mn, READ_ONCE(mn->dead_reason));
 }
 
-static struct cider_mn *cider_mn_alloc(const struct cider_attach *at)
+/*
+ * One channel per CPU online now, in the order of their ids; a CPU that
+ * is possible but offline now uses channel cpu % n, so that a CPU
+ * plugged in later has a channel too.  Returns n; NULL map on failure.
+ */
+static unsigned int cider_mn_map_cpus(u16 **mapp)
 {
-	struct cider_mn *mn;
-	unsigned int i;
+	unsigned int cpu, n = 0;
+	u16 *map;
 
-	mn = kzalloc(struct_size(mn, chans, nr_cpu_ids), GFP_KERNEL);
-	if (!mn)
-		return NULL;
-	mn->nr_chans = nr_cpu_ids;
-	mn->cn_id = at->cn_id;
-	for (i = 0; i < mn->nr_chans; i++)
-		cider_channel_init(&mn->chans[i], mn, i);
-	kref_init(&mn->ref);
-	init_rwsem(&mn->res_sem);
-	INIT_WORK(&mn->kill_work, cider_mn_kill_work);
-	INIT_DELAYED_WORK(&mn->watchdog, cider_mn_watchdog);
+	map = kcalloc(nr_cpu_ids, sizeof(*map), GFP_KERNEL);
+	*mapp = map;
+	if (!map)
+		return 0;
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		map[cpu] = n++;
+	for_each_possible_cpu(cpu)
+		if (!cpu_online(cpu))
+			map[cpu] = cpu % n;
+	cpus_read_unlock();
+	return n;
+}
+
+static void cider_mn_set_addr(struct cider_mn *mn, const struct cider_attach *at)
+{
 	if (at->family == AF_INET) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)&mn->addr;
 
@@ -219,43 +325,75 @@ static struct cider_mn *cider_mn_alloc(const struct cider_attach *at)
 		sin6->sin6_port = htons(at->port);
 		memcpy(&sin6->sin6_addr, at->addr, 16);
 	}
+}
+
+static struct cider_mn *cider_mn_alloc(const struct cider_attach *at)
+{
+	struct cider_mn *mn;
+	unsigned int n;
+	u16 *map;
+
+	n = cider_mn_map_cpus(&map);
+	if (!map)
+		return NULL;
+	mn = kzalloc(struct_size(mn, chans, n), GFP_KERNEL);
+	if (!mn) {
+		kfree(map);
+		return NULL;
+	}
+	mn->chan_of_cpu = map;
+	mn->nr_chans = n;
+	mn->cn_id = at->cn_id;
+	kref_init(&mn->ref);
+	spin_lock_init(&mn->state_lock);
+	mn->state = CIDER_MN_STATE_ATTACHING;
+	mutex_init(&mn->res_lock);
+	INIT_WORK(&mn->kill_work, cider_mn_kill_work);
+	INIT_DELAYED_WORK(&mn->watchdog, cider_mn_watchdog);
+	cider_mn_set_addr(mn, at);
 	return mn;
 }
 
-/* Connect every channel in parallel, within one deadline. */
-static int cider_mn_connect(struct cider_mn *mn, unsigned long timeout_ms)
+/* Once the node has its id: its channels are named after it. */
+static void cider_mn_init_chans(struct cider_mn *mn)
 {
-	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
-	unsigned int i, started = 0;
+	char name[16];
+	unsigned int i;
+
+	snprintf(name, sizeof(name), "mn%u", mn->id);
+	for (i = 0; i < mn->nr_chans; i++)
+		cider_channel_init(&mn->chans[i], &cider_mn_chan_ops, mn, name,
+				   mn->cn_id, i);
+}
+
+/*
+ * Start connecting every channel, unless the node is already stopped
+ * (its device went away).  Returns how many started, or -errno when one
+ * failed at once (that one will never report; the teardown stops the
+ * others).
+ */
+static int cider_mn_start_connect(struct cider_mn *mn, unsigned long timeout_ms)
+{
+	unsigned int i;
 	int ret = 0;
 
-	/* Device removal may tear the node down, but not while ids are made. */
-	down_read(&mn->res_sem);
+	mutex_lock(&mn->res_lock);
 	for (i = 0; i < mn->nr_chans && !ret; i++) {
-		ret = cider_channel_connect(&mn->chans[i], (struct sockaddr *)&mn->addr,
-					    timeout_ms);
-		started += !ret;
-	}
-	up_read(&mn->res_sem);
-	/*
-	 * A synchronous failure fails the attach at once: that channel will
-	 * never report, and the teardown stops the others.
-	 */
-	if (ret)
-		return ret;
-	for (i = 0; i < started; i++) {
-		struct cider_channel *ch = &mn->chans[i];
-		long left = max_t(long, (long)(deadline - jiffies), 1);
-
-		if (!wait_for_completion_timeout(&ch->cm_done, left))
-			ret = ret ?: -ETIMEDOUT;
+		if (READ_ONCE(mn->state) == CIDER_MN_STATE_STOPPED)
+			ret = READ_ONCE(mn->dead_reason) ?: -ENODEV;
 		else
-			ret = ret ?: READ_ONCE(ch->cm_status);
+			ret = cider_channel_connect(&mn->chans[i], (struct sockaddr *)&mn->addr,
+						    timeout_ms);
 	}
-	if (ret)
-		return ret;
+	mutex_unlock(&mn->res_lock);
+	return ret;
+}
 
-	/* Every channel reached the same node through the same device. */
+/* Every channel reached the same region through the same device. */
+static int cider_mn_check_chans(struct cider_mn *mn)
+{
+	unsigned int i;
+
 	WRITE_ONCE(mn->ibdev, mn->chans[0].dev);
 	strscpy(mn->ibdev_name, mn->ibdev->name, sizeof(mn->ibdev_name));
 	mn->base = mn->chans[0].hello.addr;
@@ -264,9 +402,30 @@ static int cider_mn_connect(struct cider_mn *mn, unsigned long timeout_ms)
 	for (i = 1; i < mn->nr_chans; i++)
 		if (mn->chans[i].dev != mn->ibdev ||
 		    mn->chans[i].hello.addr != mn->base ||
-		    mn->chans[i].hello.rkey != mn->rkey)
+		    mn->chans[i].hello.rkey != mn->rkey ||
+		    mn->chans[i].hello.size != mn->size)
 			return -EPROTO;
 	return 0;
+}
+
+/* Connect every channel in parallel, within one deadline. */
+static int cider_mn_connect(struct cider_mn *mn, unsigned long timeout_ms)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	unsigned int i;
+	int ret;
+
+	ret = cider_mn_start_connect(mn, timeout_ms);
+	for (i = 0; i < mn->nr_chans && !ret; i++) {
+		struct cider_channel *ch = &mn->chans[i];
+		long left = max_t(long, (long)(deadline - jiffies), 1);
+
+		if (!wait_for_completion_timeout(&ch->cm_done, left))
+			ret = -ETIMEDOUT;
+		else
+			ret = READ_ONCE(ch->cm_status);
+	}
+	return ret ?: cider_mn_check_chans(mn);
 }
 
 /*
@@ -288,7 +447,7 @@ static int cider_mn_probe_atomics(struct cider_mn *mn)
 		return -ENOMEM;
 	cider_batch_faa(b, 0, magic_off, 0, 0);
 	cider_batch_cas(b, 1, magic_off, CIDER_MN_MAGIC, CIDER_MN_MAGIC, 8);
-	ret = cider_batch_run(mn, &mn->chans[0], b);
+	ret = cider_mn_run(mn, &mn->chans[0], b);
 	if (ret == -EINTR)
 		goto out;
 	if (ret == -EOPNOTSUPP || ret == -EINVAL) {
@@ -298,8 +457,10 @@ static int cider_mn_probe_atomics(struct cider_mn *mn)
 		goto out;
 	}
 	if (ret) {
-		pr_err("mn%u: atomic probe of %pISpc failed: %pe\n", mn->id, &mn->addr,
-		       ERR_PTR(ret));
+		/* Lost meanwhile: the attach says so (cider_mn_attach_lost). */
+		if (READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE)
+			pr_err("mn%u: atomic probe of %pISpc failed: %pe\n", mn->id,
+			       &mn->addr, ERR_PTR(ret));
 		goto out;
 	}
 	faa = cider_batch_u64(b, 0);
@@ -330,7 +491,7 @@ static int cider_mn_probe_sb(struct cider_mn *mn)
 	if (!b)
 		return -ENOMEM;
 	cider_batch_read(b, 0, 0, sizeof(*sb), 0);
-	ret = cider_batch_run(mn, &mn->chans[0], b);
+	ret = cider_mn_run(mn, &mn->chans[0], b);
 	if (!ret) {
 		memcpy(sb, b->buf, sizeof(*sb));
 		why = cider_store_check(sb, mn->size);
@@ -339,7 +500,7 @@ static int cider_mn_probe_sb(struct cider_mn *mn)
 			       mn->id, &mn->addr, why);
 			ret = -EPROTO;
 		}
-	} else if (ret != -EINTR) {
+	} else if (ret != -EINTR && READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE) {
 		pr_err("mn%u: superblock READ from %pISpc failed: %pe\n", mn->id, &mn->addr,
 		       ERR_PTR(ret));
 	}
@@ -375,6 +536,61 @@ static int cider_attach_check(const struct cider_attach *at)
 	return at->family == AF_INET6 ? 0 : -EINVAL;
 }
 
+/*
+ * An attach step failed with @ret.  If that is because the node was lost
+ * meanwhile (a channel's error, e.g. DISCONNECTED or ADDR_CHANGE right
+ * after it connected), fail with the loss's reason and one line saying
+ * so; a removed device (STOPPED) or a step's own failure stays as is.
+ */
+static int cider_mn_attach_lost(struct cider_mn *mn, int ret)
+{
+	if (READ_ONCE(mn->state) != CIDER_MN_STATE_DEAD)
+		return ret;
+	ret = READ_ONCE(mn->dead_reason) ?: ret;
+	pr_err("mn%u: %pISpc: lost while attaching: %pe\n", mn->id, &mn->addr,
+	       ERR_PTR(ret));
+	return ret;
+}
+
+/* List @mn unless it was lost or stopped while attaching. */
+static int cider_mn_list(struct cider_mn *mn)
+{
+	unsigned int i;
+	int ret = 0;
+
+	mutex_lock(&cider_mns_lock);
+	if (READ_ONCE(mn->state) != CIDER_MN_STATE_LIVE) {
+		ret = READ_ONCE(mn->dead_reason) ?: -ENOTCONN;
+	} else {
+		WRITE_ONCE(mn->listed, true);
+		for (i = 0; i < mn->nr_chans; i++)
+			cider_channel_set_verbose(&mn->chans[i], true);
+		cider_debugfs_add_mn(mn);
+	}
+	mutex_unlock(&cider_mns_lock);
+	return ret;
+}
+
+/* Connect and probe; the node is in the array, not listed. */
+static int cider_mn_bring_up(struct cider_mn *mn, unsigned long timeout)
+{
+	int ret;
+
+	ret = cider_mn_connect(mn, timeout);
+	if (!ret && !cider_mn_set_state(mn, CIDER_MN_STATE_LIVE, 0))
+		ret = -ENOTCONN;
+	if (ret)
+		return cider_mn_attach_lost(mn, ret);
+	/* The watchdog bounds the probe like any other operation. */
+	schedule_delayed_work(&mn->watchdog, HZ / 4);
+	ret = cider_mn_probe(mn);
+	/* The probe's verdict on the device or the region stands. */
+	if (ret == -EOPNOTSUPP || ret == -EPROTO || ret == -EINTR)
+		return ret;
+	ret = ret ?: cider_mn_list(mn);
+	return ret ? cider_mn_attach_lost(mn, ret) : 0;
+}
+
 static int cider_mn_attach(struct cider_attach *at)
 {
 	unsigned long timeout = at->timeout_ms ?: CIDER_ATTACH_TIMEOUT_MS;
@@ -390,25 +606,12 @@ static int cider_mn_attach(struct cider_attach *at)
 	 */
 	ret = xa_alloc(&cider_mns, &mn->id, mn, xa_limit_31b, GFP_KERNEL);
 	if (ret) {
+		kfree(mn->chan_of_cpu);
 		kfree(mn);
 		return ret;
 	}
-	ret = cider_mn_connect(mn, timeout);
-	if (!ret) {
-		atomic_cmpxchg(&mn->state, 0, CIDER_MN_LIVE);
-		/* The watchdog bounds the probe like any other operation. */
-		schedule_delayed_work(&mn->watchdog, HZ / 4);
-		ret = cider_mn_probe(mn);
-	}
-	mutex_lock(&cider_mns_lock);
-	/* Lost while probing (e.g. its device was removed): not listed. */
-	if (!ret && atomic_read(&mn->state) != CIDER_MN_LIVE)
-		ret = READ_ONCE(mn->dead_reason) ?: -ENOTCONN;
-	if (!ret) {
-		WRITE_ONCE(mn->listed, true);
-		cider_debugfs_add_mn(mn);
-	}
-	mutex_unlock(&cider_mns_lock);
+	cider_mn_init_chans(mn);
+	ret = cider_mn_bring_up(mn, timeout);
 	if (ret) {
 		cider_mn_teardown(mn, ret);
 		xa_erase(&cider_mns, mn->id);
@@ -484,8 +687,8 @@ static_assert(CIDER_STORE_CIDER == CIDER_SB_MODE_CIDER);
 static void cider_mn_describe(const struct cider_mn *mn, struct cider_mn_info *mi)
 {
 	mi->mn_id = mn->id;
-	mi->state = atomic_read(&mn->state);
-	mi->dead_reason = mi->state == CIDER_MN_DEAD ? mn->dead_reason : 0;
+	mi->state = cider_mn_uapi_state(mn);
+	mi->dead_reason = mi->state == CIDER_MN_DEAD ? READ_ONCE(mn->dead_reason) : 0;
 	mi->cn_id = mn->cn_id;
 	mi->family = mn->addr.ss_family;
 	if (mi->family == AF_INET) {

@@ -3,15 +3,26 @@
 #ifndef _CIDER_MN_H
 #define _CIDER_MN_H
 
+#include <linux/cider.h>
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
-#include <linux/rwsem.h>
 #include <linux/socket.h>
+#include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
-#include "channel.h"
-#include "params.h"
+#include "transport.h"
+
+/*
+ * A node's life; changed only by cider_mn_set_state() under state_lock.
+ * See Documentation/datapath.rst for the diagram.
+ */
+enum cider_mn_state {
+	CIDER_MN_STATE_ATTACHING,	/* connecting; not listed */
+	CIDER_MN_STATE_LIVE,		/* accepting work (probe, then listed) */
+	CIDER_MN_STATE_DEAD,		/* lost: every operation fails */
+	CIDER_MN_STATE_STOPPED,		/* channels torn down or going */
+};
 
 struct cider_mn {
 	u32 id;
@@ -19,8 +30,13 @@ struct cider_mn {
 	struct sockaddr_storage addr;
 	struct kref ref;
 	struct rcu_head rcu;
-	atomic_t state;			/* 0 while attaching, CIDER_MN_LIVE, _DEAD */
-	int dead_reason;
+	/*
+	 * Any context (a QP event may come from a driver's interrupt
+	 * handler), so taken with _irqsave everywhere.
+	 */
+	spinlock_t state_lock;
+	enum cider_mn_state state;	/* READ_ONCE() without the lock */
+	int dead_reason;		/* set on leaving LIVE/ATTACHING */
 	struct ib_device *ibdev;	/* set once connected */
 	char ibdev_name[IB_DEVICE_NAME_MAX];
 	struct cider_mn_sb sb;		/* as read at attach (core/store.h) */
@@ -29,16 +45,17 @@ struct cider_mn {
 	u64 size;
 	u32 rkey;
 	/*
-	 * Read-held while a batch is built and submitted, write-held while
-	 * channel resources are destroyed: nobody maps or posts on a
-	 * channel being torn down.
+	 * Channel resources (CM ids and what hangs off them) are created
+	 * and destroyed under res_lock.  Submitters take no lock: they
+	 * check for LIVE under rcu_read_lock(), and the teardown leaves
+	 * LIVE and waits for them (synchronize_rcu()) before destroying.
 	 */
-	struct rw_semaphore res_sem;
-	bool torn_down;
+	struct mutex res_lock;
 	bool listed;			/* visible to lookups; cider_mns_lock */
 	struct work_struct kill_work;
 	struct delayed_work watchdog;
 	struct dentry *debugfs;
+	u16 *chan_of_cpu;		/* [nr_cpu_ids]: every possible CPU */
 	unsigned int nr_chans;
 	struct cider_channel chans[];
 };
@@ -52,23 +69,25 @@ static inline bool cider_mn_listed(const struct cider_mn *mn)
 	return READ_ONCE(mn->listed);
 }
 
+/* What CIDER_IOC_MN_INFO reports: CIDER_MN_LIVE or CIDER_MN_DEAD. */
+static inline u32 cider_mn_uapi_state(const struct cider_mn *mn)
+{
+	return READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE ? CIDER_MN_LIVE : CIDER_MN_DEAD;
+}
+
+const char *cider_mn_state_name(enum cider_mn_state s);
 struct cider_mn *cider_mn_get(u32 id);
 void cider_mn_put(struct cider_mn *mn);
 void cider_mn_lost(struct cider_mn *mn, int reason);
 struct cider_channel *cider_mn_channel(struct cider_mn *mn);
-int cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
-		    struct cider_batch *b, bool nowait);
+void cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
+		     struct cider_batch *b);
+int cider_mn_run(struct cider_mn *mn, struct cider_channel *ch, struct cider_batch *b);
 void cider_mn_device_removed(struct ib_device *ibdev);
 void cider_mn_exit(void);
 
 long cider_ioctl_attach(void __user *uarg);
 long cider_ioctl_detach(void __user *uarg);
 long cider_ioctl_mn_info(void __user *uarg);
-
-/* debugfs.c */
-void cider_debugfs_init(void);
-void cider_debugfs_exit(void);
-void cider_debugfs_add_mn(struct cider_mn *mn);
-void cider_debugfs_remove_mn(struct cider_mn *mn);
 
 #endif

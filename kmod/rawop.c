@@ -15,8 +15,9 @@
 #include "cider.h"
 #include "mn.h"
 
-/* Owned by the batch (priv_owned): it lives as long as the batch. */
+/* Owned by the batch (cider_raw_release): it lives as long as the batch. */
 struct cider_raw_ctx {
+	struct cider_mn *mn;		/* a reference */
 	struct cider_raw_op __user *uops;
 	unsigned int nr;
 	struct io_uring_cmd *cmd;
@@ -87,6 +88,14 @@ static int cider_raw_add(struct cider_batch *b, unsigned int i,
 	}
 }
 
+static void cider_raw_release(struct cider_batch *b)
+{
+	struct cider_raw_ctx *ctx = b->priv;
+
+	cider_mn_put(ctx->mn);
+	kfree(ctx);
+}
+
 /*
  * Validate @rb and its operations and build the batch; the batch holds a
  * reference on the memory node.
@@ -127,9 +136,9 @@ static struct cider_batch *cider_raw_build(const struct cider_raw_batch *rb)
 	b = cider_batch_alloc(ctx->nr, len, GFP_KERNEL_ACCOUNT);
 	if (!b)
 		goto err_mn;
-	b->mn = mn;
+	ctx->mn = mn;
 	b->priv = ctx;
-	b->priv_owned = true;
+	b->release = cider_raw_release;
 	for (i = 0, len = 0; i < ctx->nr; len += ALIGN(ctx->ops[i].len, 8), i++) {
 		ret = cider_raw_add(b, i, &ctx->ops[i], len);
 		if (ret) {
@@ -184,7 +193,7 @@ long cider_ioctl_raw(void __user *uarg)
 	if (IS_ERR(b))
 		return PTR_ERR(b);
 	b->complete = cider_batch_wake;
-	cider_mn_submit(b->mn, NULL, b, false);
+	cider_mn_submit(((struct cider_raw_ctx *)b->priv)->mn, NULL, b);
 	/*
 	 * Bounded by the node's watchdog (op_timeout_ms).  A fatal signal
 	 * ends the wait; the batch finishes later on its own reference.
@@ -222,7 +231,6 @@ int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	struct cider_raw_batch rb;
 	struct cider_raw_ctx *ctx;
 	struct cider_batch *b;
-	int ret;
 
 	BUILD_BUG_ON(sizeof(*pdu) > sizeof(cmd->pdu));
 	if (cmd->cmd_op != CIDER_IOC_RAW)
@@ -247,11 +255,7 @@ int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	ctx->cmd = cmd;
 	pdu->b = b;
 	b->complete = cider_raw_uring_complete;
-	ret = cider_mn_submit(b->mn, NULL, b, issue_flags & IO_URING_F_NONBLOCK);
-	if (ret) {
-		cider_batch_put(b);	/* the data path's reference */
-		cider_batch_put(b);
-		return ret;
-	}
+	/* Never blocks (no lock, RCU-fenced): fine under IO_URING_F_NONBLOCK. */
+	cider_mn_submit(ctx->mn, NULL, b);
 	return -EIOCBQUEUED;
 }

@@ -10,9 +10,11 @@
  *
  * Needs cider.ko loaded, $CIDER_MN_ADDR, and $CIDER_KO for the reload.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,12 @@ static void knobs_off(void)
 	knob("refuse_atomics", "0");
 	knob("drop_cqes", "0");
 	knob("swab_atomics", "0");
+	knob("cm_event_times", "0");
+	knob("cm_event", "0");
+	knob("cm_event_channel", "0");
+	knob("hello_size_delta", "0");
+	knob("cm_delay_ms", "0");
+	knob("remove_delay_ms", "0");
 	write_file(PARAM_DIR "op_timeout_ms", "10000");
 	write_file(PARAM_DIR "keepalive_ms", "1000");
 }
@@ -527,6 +535,8 @@ struct slow_attach {
 	const char *addr;
 	int ret;
 	double took;
+	bool keep;		/* leave it attached, in at */
+	struct cider_attach at;
 };
 
 static void *slow_attach_thread(void *p)
@@ -537,7 +547,8 @@ static void *slow_attach_thread(void *p)
 
 	a->ret = cider_attach(a->fd, a->addr, 5, 8000, &at);
 	a->took = memd_now() - t;
-	if (!a->ret)
+	a->at = at;
+	if (!a->ret && !a->keep)
 		cider_detach(a->fd, at.mn_id);
 	return NULL;
 }
@@ -574,6 +585,208 @@ TEST_F_TIMEOUT(fault, a_slow_attach_blocks_nobody, 60)
 	EXPECT_LT(1.0, a.took);		/* it really was slow */
 	kill(stopped.pid, SIGCONT);
 	memd_stop(&stopped, SIGKILL);
+}
+
+/* The node's hello and its superblock disagree on the region's size. */
+TEST_F_TIMEOUT(fault, hello_and_superblock_sizes_must_agree, 60)
+{
+	struct cider_attach at2;
+	struct cider_mn_info mi;
+	int before;
+
+	NEED();
+	before = kmsg_count("does not match its hello");
+	ASSERT_EQ(0, knob("hello_size_delta", "4096"));
+	EXPECT_EQ(-EPROTO, cider_attach(self->fd, self->memd.addr, 4, 5000, &at2));
+	EXPECT_EQ(before + 1, kmsg_count("does not match its hello"));
+	EXPECT_EQ(-ENOENT, cider_mn_info(self->fd, self->at.mn_id + 1, &mi));
+	ASSERT_EQ(0, knob("hello_size_delta", "0"));
+	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 4, 5000, &at2));
+	EXPECT_EQ(0, cider_detach(self->fd, at2.mn_id));
+}
+
+/*
+ * A CM event that ends a connection, arriving during an attach (right
+ * after a channel's ESTABLISHED), fails that attach with ENOTCONN and one
+ * log line; nothing is left listed, and the next attach works.  The last
+ * channel gets it: the probe runs on channel 0, so only the node's state
+ * can tell.
+ */
+static void cm_event_during_attach(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(fault) *self, const char *event)
+{
+	struct cider_attach at2;
+	struct cider_mn_info mi;
+	char last[24];
+	int lines;
+
+	snprintf(last, sizeof(last), "%ld", sysconf(_SC_NPROCESSORS_ONLN) - 1);
+	lines = kmsg_count("lost while attaching");
+	ASSERT_EQ(0, knob("cm_event_channel", last));
+	ASSERT_EQ(0, knob("cm_event", event));
+	ASSERT_EQ(0, knob("cm_event_times", "1"));
+	EXPECT_EQ(-ENOTCONN, cider_attach(self->fd, self->memd.addr, 4, 5000, &at2));
+	EXPECT_EQ(lines + 1, kmsg_count("lost while attaching"));
+	EXPECT_EQ(-ENOENT, cider_mn_info(self->fd, self->at.mn_id + 1, &mi));
+	knobs_off();
+	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 4, 5000, &at2));
+	EXPECT_EQ(0, cider_detach(self->fd, at2.mn_id));
+}
+
+TEST_F_TIMEOUT(fault, disconnected_during_attach_fails_the_attach, 60)
+{
+	NEED();
+	cm_event_during_attach(_metadata, self, "10");	/* DISCONNECTED */
+}
+
+/* rxe never moves an address; bonding fail-over would. */
+TEST_F_TIMEOUT(fault, addr_change_during_attach_fails_the_attach, 60)
+{
+	NEED();
+	cm_event_during_attach(_metadata, self, "14");	/* ADDR_CHANGE */
+}
+
+/* An event the module does not expect is ignored and logged once. */
+TEST_F_TIMEOUT(fault, unexpected_cm_events_are_logged_once_and_ignored, 60)
+{
+	struct cider_attach at2;
+	struct cider_raw_op op;
+	__u64 v;
+	int before;
+
+	NEED();
+	before = kmsg_count("unexpected CM event multicast join");
+	ASSERT_EQ(0, knob("cm_event", "12"));	/* MULTICAST_JOIN */
+	/* Every channel of the attach gets one (the VM has at least two). */
+	ASSERT_EQ(0, knob("cm_event_times", "64"));
+	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 4, 5000, &at2));
+	knobs_off();
+	TH_LOG("%u channels", at2.nr_channels);
+	EXPECT_EQ(before ? before : 1, kmsg_count("unexpected CM event multicast join"));
+	op = op_rw(CIDER_RAW_READ, self->word, &v, 8);
+	EXPECT_EQ(0, cider_raw(self->fd, at2.mn_id, &op, 1));
+	EXPECT_EQ(0, cider_detach(self->fd, at2.mn_id));
+}
+
+static int cpu_set_online(int cpu, int on)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	return write_file(path, on ? "1" : "0");
+}
+
+struct pinned {
+	int fd, cpu, ok, ran_on;
+	__u32 mn;
+	__u64 word;
+};
+
+static void *pinned_faa_thread(void *p)
+{
+	struct pinned *a = p;
+	struct cider_raw_op op;
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	CPU_SET(a->cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		return NULL;
+	for (i = 0; i < 100; i++) {
+		op = op_faa(a->word, 1);
+		a->ok += !cider_raw(a->fd, a->mn, &op, 1) && !op.result;
+	}
+	a->ran_on = sched_getcpu();
+	return NULL;
+}
+
+/*
+ * One channel per CPU online at attach; a CPU plugged in later has a
+ * channel too (it shares one) and submits like any other.
+ */
+TEST_F_TIMEOUT(fault, channels_follow_online_cpus_and_a_later_cpu_submits, 60)
+{
+	int last = sysconf(_SC_NPROCESSORS_CONF) - 1, online, ret;
+	struct pinned a = { .fd = self->fd, .word = self->word };
+	struct cider_attach at2;
+	struct cider_raw_op op;
+	char path[64];
+	pthread_t th;
+	__u64 v0, v1;
+
+	NEED();
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", last);
+	if (last < 1 || access(path, W_OK))
+		SKIP(return, "one CPU, or CPU %d cannot go offline", last);
+	ASSERT_EQ(0, cpu_set_online(last, 0));
+	online = sysconf(_SC_NPROCESSORS_ONLN);
+	ret = cider_attach(self->fd, self->memd.addr, 6, 5000, &at2);
+	ASSERT_EQ(0, cpu_set_online(last, 1));
+	ASSERT_EQ(0, ret);
+	TH_LOG("%d CPUs, %d online at attach: %u channels", last + 1, online,
+	       at2.nr_channels);
+	EXPECT_EQ(online, (int)at2.nr_channels);
+	op = op_rw(CIDER_RAW_READ, self->word, &v0, 8);
+	ASSERT_EQ(0, cider_raw(self->fd, at2.mn_id, &op, 1));
+	a.cpu = last;
+	a.mn = at2.mn_id;
+	ASSERT_EQ(0, pthread_create(&th, NULL, pinned_faa_thread, &a));
+	pthread_join(th, NULL);
+	EXPECT_EQ(last, a.ran_on);
+	EXPECT_EQ(100, a.ok);
+	op = op_rw(CIDER_RAW_READ, self->word, &v1, 8);
+	ASSERT_EQ(0, cider_raw(self->fd, at2.mn_id, &op, 1));
+	EXPECT_EQ(v0 + 100, v1);
+	EXPECT_EQ(0, cider_detach(self->fd, at2.mn_id));
+}
+
+/*
+ * Device removal while an attach is taking the device's resources: the
+ * CM handler of the attach's first channel sleeps (cm_delay_ms) across
+ * the moment .remove looks for nodes on the device, and .remove sleeps
+ * (remove_delay_ms) before checking that nobody uses the device's PD.
+ * The attach must fail with ENODEV, nothing may use the PD (no WARNING),
+ * and the device comes back usable.  Takes rxe0 away: near the end.
+ */
+TEST_F_TIMEOUT(fault, device_removal_during_an_attach_is_clean, 120)
+{
+	struct slow_attach a = { .fd = self->fd, .addr = self->memd.addr, .keep = true };
+	struct cider_mn_info mi;
+	struct cider_raw_op op;
+	int warnings;
+	pthread_t th;
+	double t;
+	__u64 v;
+
+	NEED();
+	warnings = kmsg_count("WARNING:");
+	ASSERT_EQ(0, knob("cm_delay_ms", "1500"));
+	ASSERT_EQ(0, knob("remove_delay_ms", "3000"));
+	ASSERT_EQ(0, pthread_create(&th, NULL, slow_attach_thread, &a));
+	usleep(500 * 1000);
+	t = memd_now();
+	EXPECT_EQ(0, system("rdma link delete rxe0"));
+	t = memd_now() - t;
+	pthread_join(th, NULL);
+	knobs_off();
+	TH_LOG("attach: %d after %.3f s; removal took %.3f s", a.ret, a.took, t);
+	/* Had it attached, it would hold the PD of a removed device. */
+	EXPECT_EQ(-ENODEV, a.ret);
+	EXPECT_EQ(warnings, kmsg_count("WARNING:"));
+	if (!a.ret)
+		cider_detach(self->fd, a.at.mn_id);
+	ASSERT_EQ(0, cider_mn_info(self->fd, self->at.mn_id, &mi));
+	EXPECT_EQ(CIDER_MN_DEAD, mi.state);
+	memd_stop(&self->memd, SIGTERM);
+	ASSERT_EQ(0, system("tools/vm/rxe-up > /dev/null"));
+	EXPECT_EQ(0, cider_detach(self->fd, self->at.mn_id));
+	self->attached = false;
+	ASSERT_EQ(0, memd_start(&self->memd, "16M", test_port() + 700));
+	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3, 0, &self->at));
+	self->attached = true;
+	op = op_rw(CIDER_RAW_READ, 0, &v, 8);
+	EXPECT_EQ(0, cider_raw(self->fd, self->at.mn_id, &op, 1));
 }
 
 static int module_unload(void)

@@ -88,7 +88,7 @@ TEST_F(mn, attach_reports_region_and_channels)
 
 	NEED_MN();
 	ASSERT_EQ(REGION, self->at.region_size);
-	ASSERT_EQ((unsigned int)sysconf(_SC_NPROCESSORS_CONF), self->at.nr_channels);
+	ASSERT_EQ((unsigned int)sysconf(_SC_NPROCESSORS_ONLN), self->at.nr_channels);
 	ASSERT_EQ(0, cider_mn_info(self->fd, self->at.mn_id, &mi));
 	ASSERT_EQ(self->at.mn_id, mi.mn_id);
 	ASSERT_EQ(CIDER_MN_LIVE, mi.state);

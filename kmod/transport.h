@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Channels and batches: the doorbell-aware RDMA data path.
+ * The transport: channels and batches, the doorbell-aware RDMA data path.
  *
- * A memory node (MN) is reached over one RC connection per possible CPU,
- * a channel, each with its own QP and CQ, so CPUs never share a queue or a
- * doorbell.  Work is submitted as batches: a batch's work requests are
- * chained, only its last one is signalled, and whatever batches are ready
- * go to the NIC with one ib_post_send() (one doorbell).  The number of
- * outstanding work requests per channel is bounded by an adaptive credit
- * limit (core/credit.c); batches that do not fit wait in a backlog and are
- * posted from the completion path as credits return.
+ * A channel is one RC connection to a memory node with its own QP, so
+ * CPUs never share a queue or a doorbell.  Work is submitted as batches:
+ * a batch's work requests are chained, only its last one is signalled,
+ * and whatever batches are ready go to the NIC with one ib_post_send()
+ * (one doorbell).  The number of outstanding work requests per channel is
+ * bounded by an adaptive credit limit (core/credit.c); batches that do not
+ * fit wait in a backlog and are posted from the completion path as
+ * credits return.
+ *
+ * The transport knows nothing of its owner (the memory node, mn.c): it
+ * is told the remote address and key when a batch is mapped, and it
+ * reports a channel that stopped by itself through its owner's ->error
+ * callback, as rtrs does with its error handler.
  */
-#ifndef _CIDER_CHANNEL_H
-#define _CIDER_CHANNEL_H
+#ifndef _CIDER_TRANSPORT_H
+#define _CIDER_TRANSPORT_H
 
 #include <linux/cache.h>
 #include <linux/completion.h>
@@ -26,8 +31,8 @@
 #include "core/credit.h"
 #include "core/layout.h"
 
-struct cider_mn;
 struct cider_batch;
+struct cider_channel;
 
 /*
  * The one-sided operations of the data path.  Not "verb": the protocol
@@ -36,6 +41,28 @@ struct cider_batch;
  */
 enum cider_rdma_op { CIDER_RDMA_READ, CIDER_RDMA_WRITE, CIDER_RDMA_CAS,
 		     CIDER_RDMA_FAA, CIDER_RDMA_NR_OPS };
+
+/*
+ * A channel's life; changed only by cider_channel_set_state() under
+ * ch->lock.  See Documentation/datapath.rst for the diagram.
+ */
+enum cider_chan_state {
+	CIDER_CHAN_CONNECTING,	/* rdma_cm at work; nothing may be posted */
+	CIDER_CHAN_LIVE,	/* established: accepting and posting work */
+	CIDER_CHAN_STOPPED,	/* accepting nothing; posted work may be out */
+	CIDER_CHAN_DRAINED,	/* drained and canceled: nothing outstanding */
+};
+
+struct cider_chan_ops {
+	/*
+	 * The channel stopped by itself (a work request failed, a post
+	 * failed, the peer disconnected, the address moved): @reason is the
+	 * -errno; once per channel.  Also on a fatal QP event, which may
+	 * come from a driver's interrupt handler and may repeat: any
+	 * context, and the owner must make a repeat harmless.
+	 */
+	void (*error)(struct cider_channel *ch, int reason);
+};
 
 struct cider_chan_stats {
 	u64 batches;		/* batches submitted */
@@ -51,33 +78,32 @@ struct cider_chan_stats {
 };
 
 struct cider_channel {
-	struct cider_mn *mn;
+	const struct cider_chan_ops *ops;
+	void *owner;		/* the owner's, for ops->error */
+	char name[16];		/* "mn3": log lines start with it */
+	u32 cn_id;		/* announced in the connection's hello */
 	unsigned int index;
+	/* Log errors: false while the owner says why in a line of its own. */
+	bool verbose;		/* WRITE_ONCE by cider_channel_set_verbose() */
 	struct rdma_cm_id *cm_id;
-	struct ib_device *dev;
+	struct ib_device *dev;	/* set once, in the CM handler */
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	u32 sq_depth;
 	unsigned int nr_cqe;	/* taken from the device's CQ pool */
 
-	/* connection set-up */
+	/* connection set-up, reported once through cm_done */
 	struct completion cm_done;
 	int cm_status;
+	bool cm_reported;	/* CM handler (handler_mutex), then destroy */
 	struct cider_mn_hello hello;
-
-	/*
-	 * Set once by cider_channel_kill() (process context, serialized by
-	 * the node's res_sem): the QP has been drained and nothing of this
-	 * channel can complete any more.
-	 */
-	bool drained;
 
 	/* Taken with _bh everywhere: completions run in softirq. */
 	spinlock_t lock;	/* everything below */
-	bool live;		/* accepting and posting work */
-	bool established;	/* was connected: has a QP to drain */
-	int reason;		/* why it stopped: -errno, 0 while live */
+	enum cider_chan_state state;	/* READ_ONCE() without the lock */
+	bool established;	/* was LIVE: has a connected QP to drain */
+	int reason;		/* why it stopped: -errno, 0 before */
 	unsigned long last_active;	/* jiffies of the last submit or completion */
 	struct list_head backlog;	/* waiting for credits */
 	struct list_head inflight;	/* posted, oldest first */
@@ -104,7 +130,6 @@ struct cider_wr {
 struct cider_batch {
 	struct list_head node;	/* channel backlog or inflight */
 	struct cider_channel *ch;
-	struct cider_mn *mn;	/* holds a reference while the batch lives */
 	refcount_t ref;		/* submitter + data path */
 	unsigned int nr;	/* work requests */
 	unsigned int acked;	/* WRs [0, acked) accounted */
@@ -117,8 +142,9 @@ struct cider_batch {
 	int status;
 	unsigned long deadline;	/* jiffies */
 	void (*complete)(struct cider_batch *b);
-	void *priv;		/* kfree()d with the batch when priv_owned */
-	bool priv_owned;
+	/* The owner's, called by the last put before the batch is freed. */
+	void (*release)(struct cider_batch *b);
+	void *priv;		/* the owner's */
 	bool keepalive;		/* a liveness READ (counted apart) */
 	struct completion done;	/* for synchronous waiters */
 	void *buf;
@@ -129,15 +155,17 @@ struct cider_batch {
 };
 
 /* channel.c */
-void cider_channel_init(struct cider_channel *ch, struct cider_mn *mn,
-			unsigned int index);
+void cider_channel_init(struct cider_channel *ch, const struct cider_chan_ops *ops,
+			void *owner, const char *name, u32 cn_id, unsigned int index);
 int cider_channel_connect(struct cider_channel *ch, struct sockaddr *dst,
 			  unsigned long timeout_ms);
+void cider_channel_set_verbose(struct cider_channel *ch, bool verbose);
 int cider_channel_submit(struct cider_channel *ch, struct cider_batch *b);
 void cider_channel_kill(struct cider_channel *ch, int reason);
 void cider_channel_destroy(struct cider_channel *ch);
 bool cider_channel_overdue(struct cider_channel *ch);
 bool cider_channel_idle(struct cider_channel *ch, unsigned long idle);
+const char *cider_chan_state_name(enum cider_chan_state s);
 
 /* batch.c */
 struct cider_batch *cider_batch_alloc(unsigned int nr, size_t buf_len, gfp_t gfp);
@@ -145,10 +173,9 @@ void cider_batch_read(struct cider_batch *b, unsigned int i, u64 remote, u32 len
 void cider_batch_write(struct cider_batch *b, unsigned int i, u64 remote, u32 len, u32 off);
 void cider_batch_cas(struct cider_batch *b, unsigned int i, u64 remote, u64 cmp, u64 swp, u32 off);
 void cider_batch_faa(struct cider_batch *b, unsigned int i, u64 remote, u64 add, u32 off);
-int cider_batch_map(struct cider_batch *b, struct cider_channel *ch);
+int cider_batch_map(struct cider_batch *b, struct cider_channel *ch, u64 base, u32 rkey);
 void cider_batch_finish(struct cider_batch *b);
 void cider_batch_put(struct cider_batch *b);
-int cider_batch_run(struct cider_mn *mn, struct cider_channel *ch, struct cider_batch *b);
 void cider_batch_wake(struct cider_batch *b);
 u64 cider_batch_u64(struct cider_batch *b, unsigned int i);
 void cider_wr_done(struct ib_cq *cq, struct ib_wc *wc);
