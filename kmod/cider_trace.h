@@ -2,7 +2,9 @@
 /*
  * Tracepoints on the data path's state changes: every change of a memory
  * node's state (mn.c) and of a channel's (channel.c), from the one
- * function that makes it.  Free when off; on a running system:
+ * function that makes it; and every lock acquisition, release, handover
+ * and reset the protocol core reports (kvstore.c).  Free when off; on a
+ * running system:
  *
  *	echo 1 > /sys/kernel/tracing/events/cider/enable
  *	cat /sys/kernel/tracing/trace_pipe
@@ -61,6 +63,40 @@ TRACE_EVENT(cider_chan_state,
 	    TP_printk("%s channel %u %s -> %s reason=%d", __get_str(owner),
 		      __entry->index, cider_show_chan_state(__entry->old),
 		      cider_show_chan_state(__entry->new), __entry->reason)
+);
+
+/* enum cider_trace_type (core/proto.h) */
+#define cider_show_lock_event(t)			\
+	__print_symbolic(t,				\
+			 { 0, "acquire" },		\
+			 { 1, "release" },		\
+			 { 2, "handover" },		\
+			 { 3, "reset" })
+
+/*
+ * @lock: the lock entry's offset in the region; @a, @b: the queue nodes
+ * involved (handover: from, to) or the holder.
+ */
+TRACE_EVENT(cider_lock,
+	    TP_PROTO(u32 mn, u32 cn, u32 client, u8 type, u64 lock, u64 a, u64 b),
+	    TP_ARGS(mn, cn, client, type, lock, a, b),
+	    TP_STRUCT__entry(__field(u32, mn)
+			     __field(u32, cn)
+			     __field(u32, client)
+			     __field(u8, type)
+			     __field(u64, lock)
+			     __field(u64, a)
+			     __field(u64, b)),
+	    TP_fast_assign(__entry->mn = mn;
+			   __entry->cn = cn;
+			   __entry->client = client;
+			   __entry->type = type;
+			   __entry->lock = lock;
+			   __entry->a = a;
+			   __entry->b = b;),
+	    TP_printk("mn%u cn %u client %u %s lock %#llx %#llx %#llx", __entry->mn,
+		      __entry->cn, __entry->client, cider_show_lock_event(__entry->type),
+		      __entry->lock, __entry->a, __entry->b)
 );
 
 #endif /* _CIDER_TRACE_H */

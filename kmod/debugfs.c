@@ -12,6 +12,7 @@
 
 #include "debugfs.h"
 #include "fault.h"
+#include "kvstore.h"
 #include "mn.h"
 
 static struct dentry *cider_debugfs_root;
@@ -96,6 +97,13 @@ static int cider_mn_stats_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(cider_mn_stats);
 
+static int cider_mn_kv_show(struct seq_file *m, void *unused)
+{
+	cider_kvs_show(m, m->private);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(cider_mn_kv);
+
 void cider_debugfs_add_mn(struct cider_mn *mn)
 {
 	char name[16];
@@ -103,13 +111,18 @@ void cider_debugfs_add_mn(struct cider_mn *mn)
 	snprintf(name, sizeof(name), "mn%u", mn->id);
 	mn->debugfs = debugfs_create_file(name, 0400, cider_debugfs_root, mn,
 					  &cider_mn_stats_fops);
+	snprintf(name, sizeof(name), "mn%u-kv", mn->id);
+	mn->debugfs_kv = debugfs_create_file(name, 0400, cider_debugfs_root, mn,
+					     &cider_mn_kv_fops);
 }
 
 /* Waits for readers: the node may be freed afterwards. */
 void cider_debugfs_remove_mn(struct cider_mn *mn)
 {
+	debugfs_remove(mn->debugfs_kv);
 	debugfs_remove(mn->debugfs);
 	mn->debugfs = NULL;
+	mn->debugfs_kv = NULL;
 }
 
 void cider_debugfs_init(void)

@@ -10,12 +10,14 @@
 #include <linux/jhash.h>
 #include <linux/random.h>
 #include <linux/sched/signal.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
 
 #include "core/client.h"
 #include "core/localwc.h"
 #include "core/store.h"
+#include "cider_trace.h"
 #include "kvstore.h"
 #include "mn.h"
 #include "params.h"
@@ -356,6 +358,9 @@ static void cider_kvs_done(void *fab, struct cider_client *c)
 
 static void cider_kvs_trace(void *fab, struct cider_client *c, u8 type, u64 lock, u64 a, u64 b)
 {
+	struct cider_shard *sh = fab;
+
+	trace_cider_lock(sh->kvs->mn->id, sh->cn.id, c->index, type, lock, a, b);
 }
 
 static u64 cider_kvs_now(void *fab)
@@ -524,6 +529,52 @@ int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait)
 	if (!left)
 		return -EAGAIN;
 	return ret < 0 ? ret : 0;
+}
+
+/* ---- what an operator can see ---- */
+
+static void cider_shard_show(struct seq_file *m, struct cider_shard *sh)
+{
+	unsigned int s;
+
+	spin_lock_bh(&sh->lock);
+	seq_printf(m, "shard %u cn %u busy %u dead %d\n", sh->index, sh->cn.id, sh->busy,
+		   cider_shard_dead(sh));
+	for (s = 0; s < CIDER_KVS_SLOTS; s++) {
+		const struct cider_client *c = &sh->clients[s];
+		const struct cider_kslot *ks = &sh->slots[s];
+
+		if (!ks->req)
+			continue;
+		seq_printf(m, "  slot %u op %u key %llu: %s > %s > %s%s%s\n", s, ks->req->op,
+			   ks->req->key, cider_client_state_name(c),
+			   cider_client_sub_state_name(c), cider_client_leaf_state_name(c),
+			   c->parked ? ", parked" : "", ks->inflight ? ", verbs out" : "");
+	}
+	for (s = 0; s < CIDER_QNODES_PER_CN; s++) {
+		const struct cider_qnode *q = &sh->cn.q[s];
+
+		if (q->id)
+			seq_printf(m, "  qnode %#llx key %llu lock %#llx %s\n", q->id, q->key,
+				   q->laddr, cider_qstate_name(q->state));
+	}
+	spin_unlock_bh(&sh->lock);
+}
+
+/* debugfs: every operation under way and every queue node, by state. */
+void cider_kvs_show(struct seq_file *m, struct cider_mn *mn)
+{
+	struct cider_kvs *kvs = mn->kvs;
+	unsigned int i;
+
+	if (!kvs) {
+		seq_puts(m, "no KV store served on this node\n");
+		return;
+	}
+	seq_printf(m, "store dead=%d shards=%u msgs_lost=%lld\n", atomic_read(&kvs->dead),
+		   kvs->nr_shards, (long long)atomic64_read(&kvs->msgs_lost));
+	for (i = 0; i < kvs->nr_shards; i++)
+		cider_shard_show(m, kvs->shards[i]);
 }
 
 /* ---- life of a store ---- */

@@ -61,4 +61,8 @@ int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait);
 
 void cider_kv_req_put(struct cider_kv_req *r);
 
+struct seq_file;
+/* debugfs: the operations under way and the queue nodes, by state name. */
+void cider_kvs_show(struct seq_file *m, struct cider_mn *mn);
+
 #endif

@@ -55,6 +55,7 @@ struct cider_mn {
 	struct work_struct kill_work;
 	struct delayed_work watchdog;
 	struct dentry *debugfs;
+	struct dentry *debugfs_kv;	/* mnN-kv: operations by state */
 	u16 *chan_of_cpu;		/* [nr_cpu_ids]: every possible CPU */
 	unsigned int nr_chans;
 	struct cider_channel chans[];
