@@ -495,7 +495,11 @@ static int cider_mn_probe_sb(struct cider_mn *mn)
 	if (!ret) {
 		memcpy(sb, b->buf, sizeof(*sb));
 		why = cider_store_check(sb, mn->size);
-		if (why) {
+		if (why && sb->magic == CIDER_MN_MAGIC && sb->region_size != mn->size) {
+			pr_err("mn%u: %pISpc: superblock (region %llu bytes) does not match its hello (%llu bytes)\n",
+			       mn->id, &mn->addr, sb->region_size, mn->size);
+			ret = -EPROTO;
+		} else if (why) {
 			pr_err("mn%u: %pISpc: not a store this module can use: %s\n",
 			       mn->id, &mn->addr, why);
 			ret = -EPROTO;
