@@ -362,6 +362,31 @@ TEST_F(kv, an_unprivileged_member_of_the_device_group_uses_the_store)
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
 }
 
+/* Whether debugfs shows no operation under way, within @secs. */
+static bool store_idle(unsigned int mn, double secs)
+{
+	double end = memd_now() + secs;
+	char path[64], buf[8192];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/cider/mn%u-kv", mn);
+	while (memd_now() < end) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return false;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return false;
+		buf[n] = '\0';
+		if (!strstr(buf, "  slot "))
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
 /* io_uring load from a process of its own, until it is killed. */
 static void uring_load(int fd, unsigned int store)
 {
@@ -416,6 +441,12 @@ TEST_F(kv, a_process_killed_mid_load_leaves_nothing_held)
 		ASSERT_EQ(pid[i], waitpid(pid[i], &status, 0));
 		ASSERT_TRUE(WIFSIGNALED(status));
 	}
+	/*
+	 * A killed ioctl caller's operation still runs to its end in the
+	 * kernel and may land after a write of ours: wait (bounded) until
+	 * every slot of the store is free, then the keys must be ours.
+	 */
+	ASSERT_TRUE(store_idle(self->at.mn_id, 30)) TH_LOG("operations still under way");
 	/* The hot keys' locks are free again: writes and reads go through. */
 	for (i = 0; i < 4; i++) {
 		ASSERT_EQ(0, put8(self->fd, self->at.mn_id, i, 5000 + i));
