@@ -393,6 +393,7 @@ static void cider_kvs_done(void *fab, struct cider_client *c)
 {
 	struct cider_shard *sh = fab;
 	struct cider_kslot *ks = cider_kslot_of(sh, c);
+	int ret;
 
 	if (WARN_ON_ONCE(ks->state != CIDER_KSLOT_RUNNING))
 		return;
@@ -408,9 +409,10 @@ static void cider_kvs_done(void *fab, struct cider_client *c)
 	}
 	ks->req->got_len = c->got_len;
 	if (c->res == CIDER_RES_FAILED && ks->nomem)
-		cider_kvs_req_finish(sh, ks, -ENOMEM);
+		ret = -ENOMEM;
 	else
-		cider_kvs_req_finish(sh, ks, c->res < CIDER_RES_NR ? cider_kvs_errno[c->res] : -EIO);
+		ret = c->res < CIDER_RES_NR ? cider_kvs_errno[c->res] : -EIO;
+	cider_kvs_req_finish(sh, ks, ret);
 }
 
 static void cider_kvs_trace(void *fab, struct cider_client *c, u8 type, u64 lock, u64 a, u64 b)
@@ -804,7 +806,6 @@ static int cider_shard_init(struct cider_kvs *kvs, struct cider_shard *sh, unsig
 		ret = cider_kslot_alloc(kvs, ks);
 		if (ret)
 			return ret;
-		sh->clients[s].buf = ks->blk;
 	}
 	sh->ring = kvcalloc((size_t)CIDER_KVS_RING * classes, sizeof(*sh->ring), GFP_KERNEL);
 	if (!sh->ring)
@@ -815,6 +816,9 @@ static int cider_shard_init(struct cider_kvs *kvs, struct cider_shard *sh, unsig
 	/* Each shard is a CN of its own to the protocol: ids 16 per CN. */
 	cider_cn_init(&sh->cn, mn->cn_id * CIDER_KVS_MAX_SHARDS + i, &kvs->cfg, &sh->fab,
 		      sh->clients, sh->lwc, CIDER_KVS_SLOTS, sh->ring, CIDER_KVS_RING);
+	/* After the init, which clears the clients. */
+	for (s = 0; s < CIDER_KVS_SLOTS; s++)
+		sh->clients[s].buf = sh->slots[s].blk;
 	return 0;
 }
 

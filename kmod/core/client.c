@@ -628,7 +628,6 @@ void cider_client_abort(struct cider_client *c)
 	cider_client_end(c, res);
 }
 
-
 /* The CN's lock agent: a message from another CN's. */
 void cider_cn_on_msg(struct cider_cn *cn, const struct cider_msg *m)
 {
