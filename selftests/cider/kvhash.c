@@ -118,7 +118,7 @@ TEST_F(kvhash, every_key_and_value_length_round_trips_through_ioctl)
 		}
 	}
 	/* A value changes length both ways; DELETE removes it. */
-	fill(self->key, 100, 3);
+	fill(self->key, 100, 2 * 16 + 3);	/* stored above: 100-byte key, 63 bytes */
 	fill(self->val, MAX_VALUE, 77);
 	ASSERT_EQ(0, cider_update(self->fd, s, self->key, 100, self->val, MAX_VALUE));
 	len = sizeof(self->out);
