@@ -51,7 +51,9 @@ struct cider_kslot {
 	bool queued;			/* on the shard's run queue */
 	u8 restart;			/* PUT: the core operation to run next */
 	u8 attempts;			/* PUT: core operations run so far */
-	bool nomem;			/* a batch could not be allocated */
+	bool nomem;			/* no memory for a batch: the operation ends */
+	bool repost;			/* no memory for it yet: the timer retries */
+	u64 repost_until;		/* ns: then the operation ends */
 	struct list_head run;
 	u8 *key;			/* the key, copied in once */
 	u8 *val;			/* the value in, or a GET's value out */
@@ -311,27 +313,57 @@ static struct cider_batch *cider_kvs_batch(struct cider_kslot *ks, struct cider_
 	return b;
 }
 
+static void cider_kvs_wake(void *fab, struct cider_client *c);
+
+/*
+ * No memory for the batch (GFP_ATOMIC, under the shard's lock).  Failing
+ * its verbs now would end the operation and kill its client, losing the
+ * slot for good, so the slot's timer tries again every millisecond.
+ * Only after op_timeout_ms do the verbs fail, unsent: the core ends the
+ * operation (-ENOMEM if nothing it did took effect, else -ECOMM).
+ */
+static void cider_kslot_no_memory(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	u64 now = ktime_get_ns();
+	unsigned int i;
+
+	if (!ks->repost) {
+		ks->repost = true;
+		ks->repost_until = now + READ_ONCE(cider_op_timeout_ms) * NSEC_PER_MSEC;
+	} else if (now >= ks->repost_until) {
+		ks->repost = false;
+		for (i = 0; i < ks->nv; i++)
+			ks->v[i].status = -ENOMEM;
+		ks->nomem = true;
+		cider_kvs_wake(sh, cider_kslot_client(ks));
+		return;
+	}
+	hrtimer_start(&ks->timer, ms_to_ktime(1), HRTIMER_MODE_REL_SOFT);
+}
+
+/* Build the slot's batch and queue it for the unlock, or wait for memory. */
+static void cider_kslot_post(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	struct cider_batch *b = cider_kvs_batch(ks, ks->v, ks->nv);
+
+	if (!b) {
+		cider_kslot_no_memory(sh, ks);
+		return;
+	}
+	ks->repost = false;
+	ks->inflight = true;
+	list_add_tail(&b->node, &sh->posts);
+}
+
 static void cider_kvs_post(void *fab, struct cider_client *c, struct cider_verb *v,
 			   unsigned int n)
 {
 	struct cider_shard *sh = fab;
 	struct cider_kslot *ks = cider_kslot_of(sh, c);
-	struct cider_batch *b = cider_kvs_batch(ks, v, n);
-	unsigned int i;
 
 	ks->v = v;
 	ks->nv = n;
-	if (!b) {
-		/* As if the verbs failed unsent: the core ends the operation. */
-		for (i = 0; i < n; i++)
-			v[i].status = -ENOMEM;
-		ks->nomem = true;
-		list_add_tail(&ks->run, &sh->runq);
-		ks->queued = true;
-		return;
-	}
-	ks->inflight = true;
-	list_add_tail(&b->node, &sh->posts);
+	cider_kslot_post(sh, ks);
 }
 
 static void cider_kvs_send(void *fab, struct cider_cn *from, u32 to_cn,
@@ -460,6 +492,7 @@ static void cider_kslot_abort(struct cider_shard *sh, struct cider_kslot *ks)
 {
 	if (ks->state != CIDER_KSLOT_RUNNING || ks->inflight)
 		return;
+	ks->repost = false;
 	if (ks->restart)
 		cider_kvs_req_finish(sh, ks, -ENOTCONN);
 	else
@@ -516,8 +549,13 @@ static enum hrtimer_restart cider_kslot_timer(struct hrtimer *t)
 	struct cider_shard *sh = ks->sh;
 
 	spin_lock_bh(&sh->lock);
-	if (!cider_shard_dead(sh) && ks->state == CIDER_KSLOT_RUNNING)
-		cider_client_timer(cider_kslot_client(ks), ks->token);
+	/* The core's timer, or another try for a batch that had no memory. */
+	if (!cider_shard_dead(sh) && ks->state == CIDER_KSLOT_RUNNING) {
+		if (ks->repost)
+			cider_kslot_post(sh, ks);
+		else
+			cider_client_timer(cider_kslot_client(ks), ks->token);
+	}
 	cider_shard_flush(sh);
 	return HRTIMER_NORESTART;
 }
@@ -590,6 +628,7 @@ static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 		ks->req = r;
 		ks->attempts = 0;
 		ks->nomem = false;
+		ks->repost = false;
 		r->ks = ks;
 		sh->busy++;
 		break;
