@@ -525,23 +525,4 @@ TEST_F(kv, debugfs_and_the_lock_tracepoint_show_the_store)
 	}
 }
 
-TEST(hash_store_refuses_kv_until_served)
-{
-	struct cider_attach at;
-	struct memd memd;
-	uint64_t v = 1;
-	int fd;
-
-	if (!getenv("CIDER_MN_ADDR"))
-		SKIP(return, "CIDER_MN_ADDR not set");
-	fd = cider_open();
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, memd_start(&memd, "4M", test_port() + 1000));
-	ASSERT_EQ(0, cider_attach(fd, memd.addr, 3, 0, &at));
-	EXPECT_EQ(-EOPNOTSUPP, put8(fd, at.mn_id, 1, v));
-	cider_detach(fd, at.mn_id);
-	memd_stop(&memd, SIGTERM);
-	close(fd);
-}
-
 TEST_HARNESS_MAIN
