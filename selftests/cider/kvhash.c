@@ -50,41 +50,58 @@ static int start_store(struct memd *m, const char *size, unsigned int port, cons
 	return memd_start_store(m, size, port, store);
 }
 
-FIXTURE(kvhash) {
+/* A store on a memory node, attached: what both fixtures run on. */
+struct node {
 	int fd;
 	bool skip;
 	struct memd memd;
 	struct cider_attach at;
+};
+
+static void node_up(struct __test_metadata *_metadata, struct node *n, const char *size,
+		    unsigned int port, const char *mode, const char *keys)
+{
+	n->fd = cider_open();
+	ASSERT_LE(0, n->fd);
+	/* 6.1's harness runs the body after a SKIP here: flag it instead. */
+	n->skip = !getenv("CIDER_MN_ADDR");
+	if (n->skip)
+		return;
+	ASSERT_EQ(0, start_store(&n->memd, size, port, mode, keys))
+		TH_LOG("cider-memd did not start; log %s", n->memd.log);
+	ASSERT_EQ(0, cider_attach(n->fd, n->memd.addr, 3, 0, &n->at));
+}
+
+static void node_down(struct node *n)
+{
+	if (!n->skip) {
+		cider_detach(n->fd, n->at.mn_id);
+		memd_stop(&n->memd, SIGTERM);
+	}
+	close(n->fd);
+}
+
+FIXTURE(kvhash) {
+	struct node n;
 	uint8_t key[MAX_KEY], val[MAX_VALUE], out[MAX_VALUE];
 };
 
 FIXTURE_SETUP(kvhash)
 {
-	self->fd = cider_open();
-	ASSERT_LE(0, self->fd);
-	/* 6.1's harness runs the body after a SKIP here: flag it instead. */
-	self->skip = !getenv("CIDER_MN_ADDR");
-	if (self->skip)
-		return;
-	ASSERT_EQ(0, start_store(&self->memd, "32M", test_port(), "cider", "1024"))
-		TH_LOG("cider-memd did not start; log %s", self->memd.log);
-	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3, 0, &self->at));
+	node_up(_metadata, &self->n, "32M", test_port(), "cider", "1024");
 }
 
 FIXTURE_TEARDOWN(kvhash)
 {
-	if (!self->skip) {
-		cider_detach(self->fd, self->at.mn_id);
-		memd_stop(&self->memd, SIGTERM);
-	}
-	close(self->fd);
+	node_down(&self->n);
 }
 
-#define NEED_MN() do { if (self->skip) SKIP(return, "CIDER_MN_ADDR not set"); } while (0)
+#define NEED_MN() do { if (self->n.skip) SKIP(return, "CIDER_MN_ADDR not set"); } while (0)
 
-TEST_F(kvhash, every_key_and_value_length_round_trips_through_ioctl)
+/* Minutes on the debug kernel under emulation: 56 operations of up to 64 KiB. */
+TEST_F_TIMEOUT(kvhash, every_key_and_value_length_round_trips_through_ioctl, 300)
 {
-	unsigned int s = self->at.mn_id, ki, vi;
+	unsigned int s = self->n.at.mn_id, ki, vi;
 	size_t len;
 
 	NEED_MN();
@@ -94,7 +111,7 @@ TEST_F(kvhash, every_key_and_value_length_round_trips_through_ioctl)
 
 			fill(self->key, key_lens[ki], seed);
 			fill(self->val, value_lens[vi], seed + 1000);
-			ASSERT_EQ(0, cider_put(self->fd, s, self->key, key_lens[ki], self->val,
+			ASSERT_EQ(0, cider_put(self->n.fd, s, self->key, key_lens[ki], self->val,
 					       value_lens[vi]))
 				TH_LOG("key %zu value %zu", key_lens[ki], value_lens[vi]);
 		}
@@ -107,7 +124,7 @@ TEST_F(kvhash, every_key_and_value_length_round_trips_through_ioctl)
 			fill(self->val, value_lens[vi], seed + 1000);
 			memset(self->out, 0xee, sizeof(self->out));
 			len = sizeof(self->out);
-			ASSERT_EQ(0, cider_get(self->fd, s, self->key, key_lens[ki], self->out,
+			ASSERT_EQ(0, cider_get(self->n.fd, s, self->key, key_lens[ki], self->out,
 					       &len))
 				TH_LOG("key %zu value %zu", key_lens[ki], value_lens[vi]);
 			ASSERT_EQ(value_lens[vi], len);
@@ -120,49 +137,49 @@ TEST_F(kvhash, every_key_and_value_length_round_trips_through_ioctl)
 	/* A value changes length both ways; DELETE removes it. */
 	fill(self->key, 100, 2 * 16 + 3);	/* stored above: 100-byte key, 63 bytes */
 	fill(self->val, MAX_VALUE, 77);
-	ASSERT_EQ(0, cider_update(self->fd, s, self->key, 100, self->val, MAX_VALUE));
+	ASSERT_EQ(0, cider_update(self->n.fd, s, self->key, 100, self->val, MAX_VALUE));
 	len = sizeof(self->out);
-	ASSERT_EQ(0, cider_get(self->fd, s, self->key, 100, self->out, &len));
+	ASSERT_EQ(0, cider_get(self->n.fd, s, self->key, 100, self->out, &len));
 	ASSERT_EQ((size_t)MAX_VALUE, len);
 	ASSERT_EQ(0, memcmp(self->val, self->out, MAX_VALUE));
-	ASSERT_EQ(0, cider_update(self->fd, s, self->key, 100, self->val, 1));
+	ASSERT_EQ(0, cider_update(self->n.fd, s, self->key, 100, self->val, 1));
 	len = sizeof(self->out);
-	ASSERT_EQ(0, cider_get(self->fd, s, self->key, 100, self->out, &len));
+	ASSERT_EQ(0, cider_get(self->n.fd, s, self->key, 100, self->out, &len));
 	ASSERT_EQ(1U, len);
 	ASSERT_EQ(self->val[0], self->out[0]);
-	ASSERT_EQ(0, cider_delete(self->fd, s, self->key, 100));
-	ASSERT_EQ(-ENOENT, cider_get(self->fd, s, self->key, 100, self->out, &len));
+	ASSERT_EQ(0, cider_delete(self->n.fd, s, self->key, 100));
+	ASSERT_EQ(-ENOENT, cider_get(self->n.fd, s, self->key, 100, self->out, &len));
 }
 
 /* Keys that differ only in their last byte, or only in length, are other keys. */
 TEST_F(kvhash, keys_differing_in_one_byte_or_in_length_are_distinct)
 {
-	unsigned int s = self->at.mn_id;
+	unsigned int s = self->n.at.mn_id;
 	uint8_t v;
 	size_t len;
 
 	NEED_MN();
 	fill(self->key, MAX_KEY, 9);
 	v = 1;
-	ASSERT_EQ(0, cider_put(self->fd, s, self->key, MAX_KEY, &v, 1));
+	ASSERT_EQ(0, cider_put(self->n.fd, s, self->key, MAX_KEY, &v, 1));
 	v = 2;
-	ASSERT_EQ(0, cider_put(self->fd, s, self->key, MAX_KEY - 1, &v, 1));
+	ASSERT_EQ(0, cider_put(self->n.fd, s, self->key, MAX_KEY - 1, &v, 1));
 	self->key[MAX_KEY - 1] ^= 1;
 	v = 3;
-	ASSERT_EQ(0, cider_insert(self->fd, s, self->key, MAX_KEY, &v, 1));
+	ASSERT_EQ(0, cider_insert(self->n.fd, s, self->key, MAX_KEY, &v, 1));
 	len = 1;
-	ASSERT_EQ(0, cider_get(self->fd, s, self->key, MAX_KEY, &v, &len));
+	ASSERT_EQ(0, cider_get(self->n.fd, s, self->key, MAX_KEY, &v, &len));
 	ASSERT_EQ(3, v);
-	ASSERT_EQ(0, cider_get(self->fd, s, self->key, MAX_KEY - 1, &v, &len));
+	ASSERT_EQ(0, cider_get(self->n.fd, s, self->key, MAX_KEY - 1, &v, &len));
 	ASSERT_EQ(2, v);
 	self->key[MAX_KEY - 1] ^= 1;
-	ASSERT_EQ(0, cider_get(self->fd, s, self->key, MAX_KEY, &v, &len));
+	ASSERT_EQ(0, cider_get(self->n.fd, s, self->key, MAX_KEY, &v, &len));
 	ASSERT_EQ(1, v);
 }
 
-TEST_F(kvhash, io_uring_moves_the_same_bytes)
+TEST_F_TIMEOUT(kvhash, io_uring_moves_the_same_bytes, 300)
 {
-	unsigned int s = self->at.mn_id, i, n = 0;
+	unsigned int s = self->n.at.mn_id, i, n = 0;
 	static uint8_t keys[28][MAX_KEY], vals[28][MAX_VALUE / 16], outs[28][MAX_VALUE / 16];
 	size_t klen[28], vlen[28];
 	struct io_uring_cqe *cqe;
@@ -180,7 +197,7 @@ TEST_F(kvhash, io_uring_moves_the_same_bytes)
 	for (i = 0; i < 28; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
-		cider_uring_prep_insert(sqe, self->fd, s, keys[i], klen[i], vals[i], vlen[i]);
+		cider_uring_prep_insert(sqe, self->n.fd, s, keys[i], klen[i], vals[i], vlen[i]);
 		io_uring_sqe_set_data64(sqe, i);
 	}
 	ASSERT_EQ(28, io_uring_submit(&ring));
@@ -195,7 +212,7 @@ TEST_F(kvhash, io_uring_moves_the_same_bytes)
 	for (i = 0; i < 28; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
-		cider_uring_prep_get(sqe, self->fd, s, keys[i], klen[i], outs[i], sizeof(outs[i]));
+		cider_uring_prep_get(sqe, self->n.fd, s, keys[i], klen[i], outs[i], sizeof(outs[i]));
 		io_uring_sqe_set_data64(sqe, i);
 	}
 	ASSERT_EQ(28, io_uring_submit(&ring));
@@ -212,20 +229,20 @@ TEST_F(kvhash, io_uring_moves_the_same_bytes)
 	/* A 64 KiB value through io_uring too, then its DELETE. */
 	fill(self->key, 8, 4242);
 	fill(self->val, MAX_VALUE, 4243);
-	cider_uring_prep_put(io_uring_get_sqe(&ring), self->fd, s, self->key, 8, self->val,
+	cider_uring_prep_put(io_uring_get_sqe(&ring), self->n.fd, s, self->key, 8, self->val,
 			     MAX_VALUE);
 	ASSERT_EQ(1, io_uring_submit(&ring));
 	ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
 	EXPECT_EQ(0, cqe->res);
 	io_uring_cqe_seen(&ring, cqe);
-	cider_uring_prep_get(io_uring_get_sqe(&ring), self->fd, s, self->key, 8, self->out,
+	cider_uring_prep_get(io_uring_get_sqe(&ring), self->n.fd, s, self->key, 8, self->out,
 			     MAX_VALUE);
 	ASSERT_EQ(1, io_uring_submit(&ring));
 	ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
 	EXPECT_EQ(MAX_VALUE, cqe->res);
 	io_uring_cqe_seen(&ring, cqe);
 	EXPECT_EQ(0, memcmp(self->val, self->out, MAX_VALUE));
-	cider_uring_prep_delete(io_uring_get_sqe(&ring), self->fd, s, self->key, 8);
+	cider_uring_prep_delete(io_uring_get_sqe(&ring), self->n.fd, s, self->key, 8);
 	ASSERT_EQ(1, io_uring_submit(&ring));
 	ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
 	EXPECT_EQ(0, cqe->res);
@@ -235,7 +252,7 @@ TEST_F(kvhash, io_uring_moves_the_same_bytes)
 
 TEST_F(kvhash, invalid_operations_get_their_documented_errno)
 {
-	unsigned int s = self->at.mn_id;
+	unsigned int s = self->n.at.mn_id;
 	size_t len;
 	void *ro;
 
@@ -243,60 +260,67 @@ TEST_F(kvhash, invalid_operations_get_their_documented_errno)
 	fill(self->key, 20, 1);
 	fill(self->val, 100, 2);
 	len = sizeof(self->out);
-	ASSERT_EQ(-ENOENT, cider_get(self->fd, s, self->key, 20, self->out, &len));
-	ASSERT_EQ(-ENOENT, cider_update(self->fd, s, self->key, 20, self->val, 100));
-	ASSERT_EQ(-ENOENT, cider_delete(self->fd, s, self->key, 20));
-	ASSERT_EQ(0, cider_insert(self->fd, s, self->key, 20, self->val, 100));
-	ASSERT_EQ(-EEXIST, cider_insert(self->fd, s, self->key, 20, self->val, 100));
+	ASSERT_EQ(-ENOENT, cider_get(self->n.fd, s, self->key, 20, self->out, &len));
+	ASSERT_EQ(-ENOENT, cider_update(self->n.fd, s, self->key, 20, self->val, 100));
+	ASSERT_EQ(-ENOENT, cider_delete(self->n.fd, s, self->key, 20));
+	ASSERT_EQ(0, cider_insert(self->n.fd, s, self->key, 20, self->val, 100));
+	ASSERT_EQ(-EEXIST, cider_insert(self->n.fd, s, self->key, 20, self->val, 100));
 	/* Too small a buffer: -ERANGE with the length needed, nothing copied. */
 	len = 99;
 	memset(self->out, 0xee, 100);
-	ASSERT_EQ(-ERANGE, cider_get(self->fd, s, self->key, 20, self->out, &len));
+	ASSERT_EQ(-ERANGE, cider_get(self->n.fd, s, self->key, 20, self->out, &len));
 	ASSERT_EQ(100U, len);
 	ASSERT_EQ(0xee, self->out[0]);
-	ASSERT_EQ(-EINVAL, cider_put(self->fd, s, self->key, 0, self->val, 1));
-	ASSERT_EQ(-ENAMETOOLONG, cider_put(self->fd, s, self->key, MAX_KEY + 1, self->val, 1));
-	ASSERT_EQ(-E2BIG, cider_put(self->fd, s, self->key, 20, self->val, MAX_VALUE + 1));
+	ASSERT_EQ(-EINVAL, cider_put(self->n.fd, s, self->key, 0, self->val, 1));
+	ASSERT_EQ(-ENAMETOOLONG, cider_put(self->n.fd, s, self->key, MAX_KEY + 1, self->val, 1));
+	ASSERT_EQ(-E2BIG, cider_put(self->n.fd, s, self->key, 20, self->val, MAX_VALUE + 1));
 	/* Pointers: unmapped key or value, read-only GET buffer. */
-	ASSERT_EQ(-EFAULT, cider_put(self->fd, s, (void *)8, 20, self->val, 8));
-	ASSERT_EQ(-EFAULT, cider_put(self->fd, s, self->key, 20, (void *)8, 8));
+	ASSERT_EQ(-EFAULT, cider_put(self->n.fd, s, (void *)8, 20, self->val, 8));
+	ASSERT_EQ(-EFAULT, cider_put(self->n.fd, s, self->key, 20, (void *)8, 8));
 	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, ro);
 	len = 4096;
-	ASSERT_EQ(-EFAULT, cider_get(self->fd, s, self->key, 20, ro, &len));
+	ASSERT_EQ(-EFAULT, cider_get(self->n.fd, s, self->key, 20, ro, &len));
 	munmap(ro, 4096);
 	/* None of it changed the value. */
 	len = sizeof(self->out);
-	ASSERT_EQ(0, cider_get(self->fd, s, self->key, 20, self->out, &len));
+	ASSERT_EQ(0, cider_get(self->n.fd, s, self->key, 20, self->out, &len));
 	ASSERT_EQ(100U, len);
 	ASSERT_EQ(0, memcmp(self->val, self->out, 100));
+}
+
+/* A small store: 2 MiB, 64 keys. */
+FIXTURE(kvhash_small) {
+	struct node n;
+};
+
+FIXTURE_SETUP(kvhash_small)
+{
+	node_up(_metadata, &self->n, "2M", test_port() + 500, "cider", "64");
+}
+
+FIXTURE_TEARDOWN(kvhash_small)
+{
+	node_down(&self->n);
 }
 
 /*
  * A small store fills up: writes are refused with -ENOSPC, and every
  * write that was acknowledged reads back, the last value of each key.
  */
-TEST(a_full_store_refuses_writes_and_loses_nothing)
+TEST_F_TIMEOUT(kvhash_small, a_full_store_refuses_writes_and_loses_nothing, 300)
 {
-	static uint8_t val[4096], out[4096];
-	unsigned int acked = 0, i, nospc = 0;
-	struct cider_attach at;
-	struct memd memd;
+	static uint8_t val[16384], out[16384];	/* 32 KiB blocks: few fill 2 MiB */
+	unsigned int acked = 0, i, nospc = 0, s = self->n.at.mn_id;
+	int fd = self->n.fd, ret;
 	char key[16];
 	size_t len;
-	int fd, ret;
 
-	if (!getenv("CIDER_MN_ADDR"))
-		SKIP(return, "CIDER_MN_ADDR not set");
-	fd = cider_open();
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, start_store(&memd, "2M", test_port() + 500, "cider", "64"))
-		TH_LOG("cider-memd did not start; log %s", memd.log);
-	ASSERT_EQ(0, cider_attach(fd, memd.addr, 3, 0, &at));
+	NEED_MN();
 	for (i = 0; i < 1000 && nospc < 8; i++) {
 		snprintf(key, sizeof(key), "key-%06u", i);
 		fill(val, sizeof(val), i);
-		ret = cider_insert(fd, at.mn_id, key, strlen(key), val, sizeof(val));
+		ret = cider_insert(fd, s, key, strlen(key), val, sizeof(val));
 		if (ret == -ENOSPC) {
 			nospc++;
 			continue;
@@ -311,19 +335,16 @@ TEST(a_full_store_refuses_writes_and_loses_nothing)
 	for (i = 0; i < acked + nospc; i++) {
 		snprintf(key, sizeof(key), "key-%06u", i);
 		fill(val, sizeof(val), i + 100000);
-		ret = cider_update(fd, at.mn_id, key, strlen(key), val, sizeof(val));
+		ret = cider_update(fd, s, key, strlen(key), val, sizeof(val));
 		if (ret == -ENOENT)
 			continue;		/* one the store refused */
 		ASSERT_TRUE(ret == 0 || ret == -ENOSPC) TH_LOG("update %u: %d", i, ret);
 		len = sizeof(out);
-		ASSERT_EQ(0, cider_get(fd, at.mn_id, key, strlen(key), out, &len));
+		ASSERT_EQ(0, cider_get(fd, s, key, strlen(key), out, &len));
 		ASSERT_EQ(sizeof(out), len);
 		fill(val, sizeof(val), ret ? i : i + 100000);
 		ASSERT_EQ(0, memcmp(val, out, sizeof(out))) TH_LOG("key %u lost its value", i);
 	}
-	cider_detach(fd, at.mn_id);
-	memd_stop(&memd, SIGTERM);
-	close(fd);
 }
 
 /* ---- threads on hot keys of different lengths, every mode ---- */
@@ -400,10 +421,7 @@ static void *hhammer_run(void *arg)
 }
 
 FIXTURE(kvhash_modes) {
-	int fd;
-	bool skip;
-	struct memd memd;
-	struct cider_attach at;
+	struct node n;
 };
 
 FIXTURE_VARIANT(kvhash_modes) {
@@ -417,26 +435,15 @@ FIXTURE_VARIANT_ADD(kvhash_modes, osync) { .mode = "osync" };
 
 FIXTURE_SETUP(kvhash_modes)
 {
-	self->fd = cider_open();
-	ASSERT_LE(0, self->fd);
-	self->skip = !getenv("CIDER_MN_ADDR");
-	if (self->skip)
-		return;
-	ASSERT_EQ(0, start_store(&self->memd, "16M", test_port() + 250, variant->mode, "256"))
-		TH_LOG("cider-memd did not start; log %s", self->memd.log);
-	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3, 0, &self->at));
+	node_up(_metadata, &self->n, "16M", test_port() + 250, variant->mode, "256");
 }
 
 FIXTURE_TEARDOWN(kvhash_modes)
 {
-	if (!self->skip) {
-		cider_detach(self->fd, self->at.mn_id);
-		memd_stop(&self->memd, SIGTERM);
-	}
-	close(self->fd);
+	node_down(&self->n);
 }
 
-TEST_F(kvhash_modes, threads_on_hot_byte_keys_see_only_whole_written_values)
+TEST_F_TIMEOUT(kvhash_modes, threads_on_hot_byte_keys_see_only_whole_written_values, 300)
 {
 	struct hhammer h[4];
 	uint8_t key[MAX_KEY], v[2048];
@@ -447,8 +454,8 @@ TEST_F(kvhash_modes, threads_on_hot_byte_keys_see_only_whole_written_values)
 
 	NEED_MN();
 	for (i = 0; i < 4; i++) {
-		h[i] = (struct hhammer){ .fd = self->fd, .store = self->at.mn_id, .id = i + 1,
-					 .ops = 120 };
+		h[i] = (struct hhammer){ .fd = self->n.fd, .store = self->n.at.mn_id, .id = i + 1,
+					 .ops = 80 };
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, hhammer_run, &h[i]));
 	}
 	for (i = 0; i < 4; i++) {
@@ -458,8 +465,8 @@ TEST_F(kvhash_modes, threads_on_hot_byte_keys_see_only_whole_written_values)
 	/* Each key ends with the last value one of the threads wrote to it. */
 	for (k = 0; k < 4; k++) {
 		len = sizeof(v);
-		ASSERT_EQ(0, cider_get(self->fd, self->at.mn_id, key, hkey(key, k), v, &len));
-		ASSERT_TRUE(hvalue_ok(v, len, 4, 120));
+		ASSERT_EQ(0, cider_get(self->n.fd, self->n.at.mn_id, key, hkey(key, k), v, &len));
+		ASSERT_TRUE(hvalue_ok(v, len, 4, 80));
 		memcpy(&id, v, 4);
 		memcpy(&seq, v + 4, 4);
 		for (i = 0, found = 0; i < 4; i++)
