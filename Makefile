@@ -31,7 +31,7 @@ SIM_SRC := $(wildcard tools/cider-sim/*.c) $(PROTO_SRC) kmod/core/backoff.c lib/
 CORE_HDR := $(wildcard kmod/core/*.h)
 SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
-HOST_TESTS := lib/test_libcider $(CORE_TESTS)
+HOST_TESTS := lib/test_libcider $(CORE_TESTS) tools/cider-sim/tests/test_lincheck
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san
 
@@ -101,6 +101,13 @@ tools/cider-sim/cider-sim: $(SIM_SRC) $(SIM_HDR)
 build/cider-sim-san: $(SIM_SRC) $(SIM_HDR)
 	@mkdir -p build
 	$(CC) -Ikmod/core -Ilib $(CPPFLAGS) -O1 -g $(WARN) $(SAN) -o $@ $(SIM_SRC) -lm
+
+# The history checker, alone, under the sanitizers.
+LINCHECK_SRC := tools/cider-sim/lincheck.c lib/workload.c
+tools/cider-sim/tests/test_lincheck: tools/cider-sim/tests/test_lincheck.c $(LINCHECK_SRC) \
+				      tools/cider-sim/lincheck.h lib/workload.h $(LT)/.done
+	$(CC) -Itools/cider-sim -Ilib -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< \
+		$(LINCHECK_SRC) -lm
 
 # The kernel's harness is included as a system header: it is not ours to
 # make -Wextra clean, our tests are.

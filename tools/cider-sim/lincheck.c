@@ -418,11 +418,9 @@ static bool cache_add(struct keycheck *c, uint64_t a, uint64_t b, uint64_t s)
 {
 	uint64_t j;
 
-	if ((c->cn + 1) * 2 > c->ccap) {
-		if (c->cn >= c->lim->max_states || !cache_grow(c)) {
-			c->out_of_bounds = true;
-			return false;
-		}
+	if (c->cn >= c->lim->max_states || ((c->cn + 1) * 2 > c->ccap && !cache_grow(c))) {
+		c->out_of_bounds = true;
+		return false;
 	}
 	for (j = mix64(a ^ s) & (c->ccap - 1); c->used[j]; j = (j + 1) & (c->ccap - 1))
 		if (c->cache[j].a == a && c->cache[j].b == b && c->cache[j].s == s)
@@ -661,6 +659,23 @@ static void append(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Reads of @s that responded after the stuck point: why it had to stay. */
+static void explain_readers(const struct keycheck *c, uint64_t s, struct lc_report *r)
+{
+	unsigned int i, n = 0;
+
+	if (s == ABSENT)
+		return;
+	for (i = 0; i < c->m && n < 3; i++) {
+		const struct kop *k = &c->k[i];
+
+		if (k->kind != K_VAL || k->src != s || k->resp < c->best_t)
+			continue;
+		append(r->why, sizeof(r->why), "%sline %u", n++ ? ", " : ", which must stay for the read at ",
+		       k->o->line);
+	}
+}
+
 static void explain(const struct keycheck *c, struct lc_report *r)
 {
 	const struct kop *x = &c->k[c->best_kop], *w;
@@ -683,6 +698,7 @@ static void explain(const struct keycheck *c, struct lc_report *r)
 		else
 			append(r->why, sizeof(r->why), "%svalue %llu (preloaded)", i ? " or " : "",
 			       (unsigned long long)LC_PRELOAD_VALUE(c->key));
+		explain_readers(c, s, r);
 	}
 	append(r->why, sizeof(r->why), "; overlapping it:");
 	for (i = 0; i < c->m; i++) {
@@ -710,7 +726,8 @@ static int classify(const struct lc_op *o, struct kop *k)
 	memset(k, 0, sizeof(*k));
 	k->o = o;
 	k->inv = o->inv;
-	k->resp = o->resp;
+	/* LC_INF marks what may never take effect; a real response is less. */
+	k->resp = o->resp == LC_INF ? LC_INF - 1 : o->resp;
 	switch (o->res) {
 	case LC_NOSPC:
 	case LC_ERROR:
