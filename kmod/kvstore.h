@@ -64,5 +64,7 @@ void cider_kv_req_put(struct cider_kv_req *r);
 struct seq_file;
 /* debugfs: the operations under way and the queue nodes, by state name. */
 void cider_kvs_show(struct seq_file *m, struct cider_mn *mn);
+/* debugfs: the store's counters as one "kv k=v ..." line (none without a store). */
+void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn);
 
 #endif
