@@ -90,9 +90,12 @@ MEMD_SRC := tools/cider-memd/cider-memd.c kmod/core/store.c kmod/core/block.c
 tools/cider-memd/cider-memd: $(MEMD_SRC) $(CORE_HDR)
 	$(CC) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs
 
-BENCH_SRC := tools/cider-bench/cider-bench.c tools/cider-bench/kv.c
-tools/cider-bench/cider-bench: $(BENCH_SRC) tools/cider-bench/bench.h lib/libcider.a $(CORE_HDR)
-	$(CC) $(CPPFLAGS) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(BENCH_SRC) lib/libcider.a -luring -lpthread
+BENCH_SRC := tools/cider-bench/cider-bench.c tools/cider-bench/kv.c tools/cider-bench/kvreport.c \
+	     tools/cider-bench/kvhist.c lib/workload.c
+tools/cider-bench/cider-bench: $(BENCH_SRC) tools/cider-bench/bench.h tools/cider-bench/kvbench.h \
+			       lib/workload.h lib/libcider.a $(CORE_HDR)
+	$(CC) $(CPPFLAGS) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(BENCH_SRC) lib/libcider.a -luring \
+		-lpthread -lm
 
 # The simulator: optimized for reports, and under the sanitizers for checks.
 tools/cider-sim/cider-sim: $(SIM_SRC) $(SIM_HDR)
