@@ -154,10 +154,14 @@ SOAK_ARGS ?= --time 300
 soak: tools/cider-sim/cider-sim build/cider-sim-san
 	tools/soak $(SOAK_ARGS)
 
-# The raw data-path benchmark in the test VM; results in build/bench/.
+# The raw data-path and key-value benchmarks in one test VM run (each KV
+# run's history checked there), then the tables, plots and the simulator's
+# prediction for each KV run on the host; results in build/bench/.
 bench: deps module userspace
 	@mkdir -p build/bench
-	tools/vm/cider-vm run --out build/bench --timeout 600 -- tools/bench-raw
+	tools/vm/cider-vm run --out build/bench --timeout 1800 -- \
+		bash -c 'tools/bench-raw; raw=$$?; tools/bench-kv && exit $$raw'
+	tools/bench-kv-report build/bench
 
 shell: deps module userspace
 	tools/vm/cider-vm shell
