@@ -61,6 +61,26 @@ struct cider_kslot {
 	dma_addr_t blk_dma;		/* mapped on the shard's channel's device */
 };
 
+/*
+ * What a shard's operations cost and how they ended (under its lock; the
+ * debugfs file adds them up): the figures cider-sim reports, from the
+ * verbs the NIC was asked to post.
+ */
+enum {
+	CIDER_KVS_OK, CIDER_KVS_NOTFOUND, CIDER_KVS_EXISTS, CIDER_KVS_NOSPC, CIDER_KVS_UNKNOWN,
+	CIDER_KVS_FAILED, CIDER_KVS_NR_RES
+};
+
+struct cider_kvs_stats {
+	u64 ops[CIDER_KV_DELETE + 1][CIDER_KVS_NR_RES];	/* by CIDER_KV_* and result */
+	u64 verbs[4];			/* by CIDER_V_* */
+	u64 updates;			/* core UPDATEs ended (PUT runs as one) */
+	u64 pessimistic;		/* of which went the locked way */
+	u64 combined;			/* acknowledged, covered by another's write */
+	u64 installers;			/* writes that covered others */
+	u32 wc_seen[64];		/* recent installers (opid + 1), by opid */
+};
+
 /* A message for this shard's own agent, delivered after the sender returns. */
 struct cider_kmsg {
 	struct list_head node;
@@ -80,6 +100,7 @@ struct cider_shard {
 	struct list_head mail;		/* cider_kmsg to deliver */
 	struct list_head posts;		/* batches to submit after the unlock */
 	struct list_head finished;	/* requests to complete after the unlock */
+	struct cider_kvs_stats stats;
 	wait_queue_head_t slot_wait;
 	struct cider_fabric fab;
 	struct cider_client clients[CIDER_KVS_SLOTS];
@@ -147,11 +168,24 @@ static void cider_kvs_cfg(struct cider_cfg *cfg, const struct cider_mn_sb *sb)
 
 /* ---- carrying out what the core asked for, after the unlock ---- */
 
+static unsigned int cider_kvs_res(int result)
+{
+	switch (result) {
+	case 0: return CIDER_KVS_OK;
+	case -ENOENT: return CIDER_KVS_NOTFOUND;
+	case -EEXIST: return CIDER_KVS_EXISTS;
+	case -ENOSPC: return CIDER_KVS_NOSPC;
+	case -ECOMM: return CIDER_KVS_UNKNOWN;
+	default: return CIDER_KVS_FAILED;
+	}
+}
+
 /* The operation ended: its result waits in the slot for its submitter. */
 static void cider_kvs_req_finish(struct cider_shard *sh, struct cider_kslot *ks, int result)
 {
 	struct cider_kv_req *r = ks->req;
 
+	sh->stats.ops[r->op][cider_kvs_res(result)]++;
 	r->result = result;
 	ks->state = CIDER_KSLOT_DONE;
 	ks->inflight = false;
@@ -306,8 +340,10 @@ static struct cider_batch *cider_kvs_batch(struct cider_kslot *ks, struct cider_
 	b = cider_batch_alloc(n, max_t(u32, len, 8), GFP_ATOMIC);
 	if (!b)
 		return NULL;
-	for (i = 0, off = 0; i < n; off += cider_verb_room(ks, &v[i]), i++)
+	for (i = 0, off = 0; i < n; off += cider_verb_room(ks, &v[i]), i++) {
+		ks->sh->stats.verbs[v[i].op & 3]++;
 		cider_kvs_batch_verb(b, ks, i, &v[i], off);
+	}
 	b->priv = ks;
 	b->complete = cider_kvs_batch_done;
 	return b;
@@ -421,6 +457,29 @@ static const int cider_kvs_errno[CIDER_RES_NR] = {
 	[CIDER_RES_INVALID] = -EINVAL,
 };
 
+/*
+ * An UPDATE ended: was it locked, and was its write covered by another's
+ * (local or queue write combining)?  Installers are told apart by opid
+ * among the shard's recent ones: a batch's members end with its writer.
+ */
+static void cider_kvs_count_update(struct cider_shard *sh, const struct cider_client *c)
+{
+	struct cider_kvs_stats *st = &sh->stats;
+	u32 *seen = &st->wc_seen[c->writer % ARRAY_SIZE(st->wc_seen)];
+
+	if (c->op != CIDER_UPDATE)
+		return;
+	st->updates++;
+	st->pessimistic += c->pess;
+	if (c->res != CIDER_RES_OK || c->writer == c->opid)
+		return;
+	st->combined++;
+	if (*seen != c->writer + 1) {
+		*seen = c->writer + 1;
+		st->installers++;
+	}
+}
+
 static void cider_kvs_done(void *fab, struct cider_client *c)
 {
 	struct cider_shard *sh = fab;
@@ -429,6 +488,7 @@ static void cider_kvs_done(void *fab, struct cider_client *c)
 
 	if (WARN_ON_ONCE(ks->state != CIDER_KSLOT_RUNNING))
 		return;
+	cider_kvs_count_update(sh, c);
 	/*
 	 * PUT is UPDATE, or INSERT when the key is absent; a concurrent
 	 * INSERT or DELETE in between sends it back (a few times at most).
@@ -746,6 +806,57 @@ static void cider_shard_show(struct seq_file *m, struct cider_shard *sh)
 				   q->laddr, cider_qstate_name(q->state));
 	}
 	spin_unlock_bh(&sh->lock);
+}
+
+static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *sh, u64 *cas_fail)
+{
+	unsigned int i, j;
+
+	spin_lock_bh(&sh->lock);
+	for (i = 0; i <= CIDER_KV_DELETE; i++)
+		for (j = 0; j < CIDER_KVS_NR_RES; j++)
+			t->ops[i][j] += sh->stats.ops[i][j];
+	for (i = 0; i < ARRAY_SIZE(t->verbs); i++)
+		t->verbs[i] += sh->stats.verbs[i];
+	t->updates += sh->stats.updates;
+	t->pessimistic += sh->stats.pessimistic;
+	t->combined += sh->stats.combined;
+	t->installers += sh->stats.installers;
+	for (i = 0; i < CIDER_KVS_SLOTS; i++)
+		*cas_fail += sh->clients[i].st.cas_fail;
+	spin_unlock_bh(&sh->lock);
+}
+
+/*
+ * debugfs mnN: one "kv" line of key=value counters since attach, summed
+ * over the shards (Documentation/kv.rst lists them).
+ */
+void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
+{
+	static const char *const ops[] = { "", "get", "put", "insert", "update", "delete" };
+	static const char *const res[] = { "ok", "notfound", "exists", "nospc", "unknown",
+					   "failed" };
+	struct cider_kvs_stats *t;
+	unsigned int i, j;
+	u64 cas_fail = 0;
+
+	if (!mn->kvs)
+		return;
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return;
+	for (i = 0; i < mn->kvs->nr_shards; i++)
+		cider_kvs_stats_add(t, mn->kvs->shards[i], &cas_fail);
+	seq_puts(m, "kv");
+	for (i = CIDER_KV_GET; i <= CIDER_KV_DELETE; i++)
+		for (j = 0; j < CIDER_KVS_NR_RES; j++)
+			seq_printf(m, " %s_%s=%llu", ops[i], res[j], t->ops[i][j]);
+	seq_printf(m, " verbs_read=%llu verbs_write=%llu verbs_cas=%llu verbs_faa=%llu",
+		   t->verbs[CIDER_V_READ], t->verbs[CIDER_V_WRITE], t->verbs[CIDER_V_CAS],
+		   t->verbs[CIDER_V_FAA]);
+	seq_printf(m, " updates=%llu cas_fail=%llu pessimistic=%llu combined=%llu installers=%llu\n",
+		   t->updates, cas_fail, t->pessimistic, t->combined, t->installers);
+	kfree(t);
 }
 
 /* debugfs: every operation under way and every queue node, by state. */

@@ -84,5 +84,7 @@ void cider_kvs_unmap(struct cider_mn *mn);
 struct seq_file;
 /* debugfs: the operations under way and the queue nodes, by state name. */
 void cider_kvs_show(struct seq_file *m, struct cider_mn *mn);
+/* debugfs: the store's counters as one "kv k=v ..." line (none without a store). */
+void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "layout.h"
 #include "block.h"
+#include "lincheck.h"
 #include "race.h"
 #include "sim.h"
 
@@ -53,6 +54,9 @@ static void usage(FILE *f)
 "  --mn-mops R           MN NIC verb rate (default 110, SMART's ConnectX-6)\n"
 "  --atomic-ns T         time an atomic holds its 8-byte word (default 400)\n"
 "  --history FILE        every operation as a JSON line\n"
+"  --check-history FILE  check such a history (or a real one) for per-key\n"
+"                        linearizability from the history alone; see\n"
+"                        cider-sim --check-history - --help\n"
 "  --data-kb N           size the MN's data area (default: room for every write)\n"
 "  --initial-credit C    Algorithm 1's INITIAL_CREDIT (default 36)\n"
 "  --hotness H           Algorithm 1's HOTNESS_THRESHOLD (default 2)\n"
@@ -624,6 +628,10 @@ int main(int argc, char **argv)
 	bool json = false;
 	int ret;
 
+	/* A checker of histories, this run's or a real one's (lincheck.c). */
+	for (i = 1; i < (u64)argc; i++)
+		if (!strcmp(argv[i], "--check-history") || !strncmp(argv[i], "--check-history=", 16))
+			return lincheck_main(argc, argv);
 	s.nr_cns = 8;
 	s.cpc = 4;
 	s.nr_keys = 1000000;
@@ -671,6 +679,9 @@ int main(int argc, char **argv)
 	if (s.violations && !s.quiet)
 		fprintf(stderr, "cider-sim: VIOLATION: %s\n", s.first_violation);
 	if (s.history) {
+		/* Which keys held a value before the run: lincheck.h. */
+		fprintf(s.history, "{\"history\":\"cider-kv\",\"version\":1,\"preload\":\"%s\"}\n",
+			s.wl.preload_all ? "all" : "odd");
 		for (i = 0; i < s.nops; i++)
 			history_write(&s, &s.ops[i]);
 		fclose(s.history);
