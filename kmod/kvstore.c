@@ -37,6 +37,8 @@ struct cider_kslot {
 	struct cider_verb *v;		/* the batch the core posted */
 	unsigned int nv;
 	bool inflight;			/* that batch is with the data path */
+	bool repost;			/* no memory for it yet: the timer retries */
+	u64 repost_until;		/* ns: then the operation ends */
 	bool queued;			/* on the shard's run queue */
 	u8 restart;			/* PUT: the core operation to run next */
 	u8 attempts;			/* PUT: core operations run so far */
@@ -134,6 +136,7 @@ static void cider_kvs_req_finish(struct cider_shard *sh, struct cider_kslot *ks,
 	r->result = result;
 	ks->req = NULL;
 	ks->inflight = false;
+	ks->repost = false;
 	sh->busy--;
 	list_add_tail(&r->node, &sh->finished);
 }
@@ -262,6 +265,31 @@ static struct cider_batch *cider_kvs_batch(struct cider_kslot *ks, struct cider_
 	return b;
 }
 
+/*
+ * No memory for the batch (GFP_ATOMIC, under the shard's lock).  The core
+ * cannot fail a verb, and ending the operation here would crash its
+ * client and so lose the slot for good: after 32 such failures a shard
+ * would serve nothing.  The slot's timer tries again every millisecond;
+ * only after op_timeout_ms does the operation end, with -ENOMEM if it
+ * wrote nothing yet, else -ECOMM (earlier verbs may have changed the
+ * key).  The shard's kill ends a slot waiting here like a parked one.
+ */
+static void cider_kslot_no_memory(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	u64 now = ktime_get_ns();
+
+	if (!ks->repost) {
+		ks->repost = true;
+		ks->repost_until = now + READ_ONCE(cider_op_timeout_ms) * NSEC_PER_MSEC;
+	} else if (now >= ks->repost_until) {
+		ks->repost = false;
+		cider_client_crash(&sh->clients[ks - sh->slots]);
+		cider_kvs_req_finish(sh, ks, ks->req->wrote ? -ECOMM : -ENOMEM);
+		return;
+	}
+	hrtimer_start(&ks->timer, ms_to_ktime(1), HRTIMER_MODE_REL_SOFT);
+}
+
 static void cider_kvs_post(void *fab, struct cider_client *c, struct cider_verb *v,
 			   unsigned int n)
 {
@@ -271,13 +299,12 @@ static void cider_kvs_post(void *fab, struct cider_client *c, struct cider_verb 
 
 	ks->v = v;
 	ks->nv = n;
-	ks->inflight = true;
 	if (!b) {
-		/* The core cannot fail a verb yet: end the operation here. */
-		cider_client_crash(c);
-		cider_kvs_req_finish(sh, ks, -ENOMEM);
+		cider_kslot_no_memory(sh, ks);
 		return;
 	}
+	ks->repost = false;
+	ks->inflight = true;
 	list_add_tail(&b->node, &sh->posts);
 }
 
@@ -431,7 +458,9 @@ static enum hrtimer_restart cider_kslot_timer(struct hrtimer *t)
 	struct cider_shard *sh = ks->sh;
 
 	spin_lock_bh(&sh->lock);
-	if (!cider_shard_dead(sh) && ks->req)
+	if (ks->repost && ks->req && !cider_shard_dead(sh))
+		cider_kvs_post(sh, &sh->clients[ks - sh->slots], ks->v, ks->nv);
+	else if (!ks->repost && !cider_shard_dead(sh) && ks->req)
 		cider_client_timer(&sh->clients[ks - sh->slots], ks->token);
 	cider_shard_flush(sh);
 	return HRTIMER_NORESTART;
@@ -549,7 +578,8 @@ static void cider_shard_show(struct seq_file *m, struct cider_shard *sh)
 		seq_printf(m, "  slot %u op %u key %llu: %s > %s > %s%s%s\n", s, ks->req->op,
 			   ks->req->key, cider_client_state_name(c),
 			   cider_client_sub_state_name(c), cider_client_leaf_state_name(c),
-			   c->parked ? ", parked" : "", ks->inflight ? ", verbs out" : "");
+			   c->parked ? ", parked" : "", ks->inflight ? ", verbs out" :
+			   ks->repost ? ", no memory for its verbs yet" : "");
 	}
 	for (s = 0; s < CIDER_QNODES_PER_CN; s++) {
 		const struct cider_qnode *q = &sh->cn.q[s];
