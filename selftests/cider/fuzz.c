@@ -978,6 +978,7 @@ int main(int argc, char **argv)
 	}
 	cfg.fault_injection = cfg.fail_pct && fi_available() && fi_setup(10) == 0;
 	printf("# fault injection %s\n", cfg.fault_injection ? "on (failslab, fail_page_alloc)" : "off");
+	fflush(stdout);	/* before the daemons fork */
 	if (memd_wanted && getenv("CIDER_MN_ADDR")) {
 		if (memd_start(&memd, "16M", 9400 + getpid() % 500)) {
 			printf("not ok 1 fuzz: cider-memd did not start (log %s)\n", memd.log);

@@ -194,10 +194,10 @@ FIXTURE_VARIANT(removal) {
 	bool kill_loader;	/* SIGKILL the loader while the removal runs */
 };
 
-FIXTURE_VARIANT_ADD(removal, raw) { .kv = false, .kill_loader = false };
-FIXTURE_VARIANT_ADD(removal, raw_loader_killed) { .kv = false, .kill_loader = true };
 FIXTURE_VARIANT_ADD(removal, kv) { .kv = true, .kill_loader = false };
 FIXTURE_VARIANT_ADD(removal, kv_loader_killed) { .kv = true, .kill_loader = true };
+FIXTURE_VARIANT_ADD(removal, raw) { .kv = false, .kill_loader = false };
+FIXTURE_VARIANT_ADD(removal, raw_loader_killed) { .kv = false, .kill_loader = true };
 
 FIXTURE_SETUP(removal)
 {
