@@ -4,8 +4,9 @@
  *
  * rxe0 is removed while a process keeps raw batches or KV operations in
  * flight through io_uring and ioctl; in some variants that process is
- * SIGKILLed while the removal runs (as when a test is killed by its time
- * limit halfway through one).  Afterwards the node is DEAD with ENODEV,
+ * SIGKILLed while the removal runs, its own node left attached (as when
+ * a test is killed by its time limit halfway through one: the module's
+ * unload at the end of the run detaches it).  Afterwards the node is DEAD with ENODEV,
  * detaches, and a kmemleak scan finds no object cider.ko allocated and
  * lost.  rxe0 comes back (tools/vm/rxe-up) after each test.
  *
@@ -168,12 +169,22 @@ static void *ioctl_loop(void *p)
 	return NULL;
 }
 
-/* The loader process: both loops until the node fails, at most 60 s. */
-static void loader_main(struct loader *l)
+/*
+ * The loader process: both loops until the node fails, at most 60 s.
+ * With @addr it attaches a node of its own first, which nobody detaches
+ * once it is killed: the module's unload at the end of the VM run does.
+ */
+static void loader_main(struct loader *l, const char *addr)
 {
+	struct cider_attach at;
 	pthread_t a, b;
 
 	alarm(60);
+	if (addr) {
+		if (cider_attach(l->fd, addr, 10, 0, &at))
+			_exit(4);
+		l->mn = at.mn_id;
+	}
 	pthread_create(&a, NULL, uring_loop, l);
 	pthread_create(&b, NULL, ioctl_loop, l);
 	pthread_join(a, NULL);
@@ -242,8 +253,9 @@ TEST_F_TIMEOUT(removal, the_device_goes_under_load_and_nothing_leaks, 240)
 	loader = fork();
 	ASSERT_LE(0, loader);
 	if (loader == 0)
-		loader_main(&l);
-	usleep(500000);
+		loader_main(&l, variant->kill_loader ? self->memd.addr : NULL);
+	/* Under way: its node attached and loaded. */
+	usleep(variant->kill_loader ? 3000000 : 500000);
 	rm = fork();
 	ASSERT_LE(0, rm);
 	if (rm == 0) {
@@ -267,6 +279,10 @@ TEST_F_TIMEOUT(removal, the_device_goes_under_load_and_nothing_leaks, 240)
 	ASSERT_EQ(0, cider_mn_info(self->fd, self->at.mn_id, &mi));
 	ASSERT_EQ(CIDER_MN_DEAD, mi.state);
 	ASSERT_EQ(-ENODEV, mi.dead_reason);
+	/* The killed loader's node, if it got one, is dead too and stays. */
+	if (variant->kill_loader && cider_mn_info(self->fd, self->at.mn_id + 1, &mi) == 0) {
+		ASSERT_EQ(CIDER_MN_DEAD, mi.state);
+	}
 	memd_stop(&self->memd, SIGKILL);
 	ASSERT_EQ(0, cider_detach(self->fd, self->at.mn_id));
 	ASSERT_EQ(0, system("tools/vm/rxe-up > /dev/null"));
