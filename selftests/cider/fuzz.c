@@ -100,6 +100,9 @@ static const char *const kinds[] = { "GET_INFO", "ATTACH", "DETACH", "MN_INFO", 
 				     "io_uring_submit", "open", "KV", "KV_URING" };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 static atomic_long (*tally)[2];
+/* KV results by errno ([0]: success), to show how many reached a store. */
+#define KV_ERRNOS 134
+static atomic_long *kv_res;
 
 /* Shared by the threads of one worker. */
 struct worker {
@@ -180,6 +183,8 @@ static void check(struct thread *t, const char *what, long ret)
 	for (unsigned int i = 0; tally && i < NKINDS; i++)
 		if (!strcmp(kinds[i], what))
 			atomic_fetch_add(&tally[i][ret < 0], 1);
+	if (kv_res && is_kv(what))
+		atomic_fetch_add(&kv_res[ret >= 0 ? 0 : e > 0 && e < KV_ERRNOS ? e : KV_ERRNOS], 1);
 }
 
 /* A pointer of a random kind, for an object of @len bytes. */
@@ -971,6 +976,10 @@ int main(int argc, char **argv)
 		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (tally == MAP_FAILED)
 		tally = NULL;
+	kv_res = mmap(NULL, sizeof(*kv_res) * (KV_ERRNOS + 1), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (kv_res == MAP_FAILED)
+		kv_res = NULL;
 	fd = cider_open();
 	if (fd < 0) {
 		printf("not ok 1 fuzz: cannot open %s: %s\n", CIDER_DEV_PATH, strerror(-fd));
@@ -1060,6 +1069,14 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; tally && i < NKINDS; i++)
 		printf("# %-16s %8ld ok %8ld failed\n", kinds[i],
 		       atomic_load(&tally[i][0]), atomic_load(&tally[i][1]));
+	if (kv_res) {
+		printf("# KV results: %ld done", atomic_load(&kv_res[0]));
+		for (unsigned int e = 1; e <= KV_ERRNOS; e++)
+			if (atomic_load(&kv_res[e]))
+				printf(", %ld %s", atomic_load(&kv_res[e]),
+				       e < KV_ERRNOS ? strerrorname_np(e) : "other");
+		printf("\n");
+	}
 	/* Calls made, those of SIGKILLed workers included (a shared counter). */
 	total_calls = tally ? atomic_load(&tally[NKINDS][0]) : 0;
 	if (!total_calls) {
