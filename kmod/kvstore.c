@@ -498,7 +498,7 @@ static struct cider_kslot *cider_shard_claim(struct cider_shard *sh)
 	return NULL;
 }
 
-/* With the lock held: 1 started, 0 no slot, -errno store dead. */
+/* With the lock held: 1 started, 0 no slot, -ENOTCONN store dead. */
 static const u8 cider_kvs_core_op[] = {
 	[CIDER_KV_GET] = CIDER_SEARCH,
 	[CIDER_KV_PUT] = CIDER_UPDATE,
@@ -512,8 +512,13 @@ static int cider_shard_try_start(struct cider_shard *sh, struct cider_kv_req *r)
 	struct cider_kslot *ks;
 
 	lockdep_assert_held(&sh->lock);
+	/*
+	 * Whatever killed the store (-ENODEV, -ETIMEDOUT, -EIO, ...; MN_INFO
+	 * reports it), an operation that does not start is -ENOTCONN to
+	 * user space: the uapi's one errno for "it did not happen".
+	 */
 	if (cider_shard_dead(sh))
-		return cider_shard_dead(sh);
+		return -ENOTCONN;
 	ks = cider_shard_claim(sh);
 	if (!ks)
 		return 0;
