@@ -237,6 +237,19 @@ TEST_F_TIMEOUT(removal, the_device_goes_under_load_and_a_loader_is_killed, 280)
 	ASSERT_EQ(self->at.mn_id, mi.mn_id);
 	ASSERT_EQ(CIDER_MN_DEAD, mi.state);
 	ASSERT_EQ(-ENODEV, mi.dead_reason);
+	/* Its store or region refuses at once, with why. */
+	if (variant->kv) {
+		uint64_t key = 1, v = 2;
+
+		ASSERT_EQ(-ENOTCONN, cider_put(self->fd, self->at.mn_id, &key, 8, &v, 8));
+		ASSERT_EQ(-ENOTCONN, cider_get(self->fd, self->at.mn_id, &key, 8, &v, &(size_t){ 8 }));
+	} else {
+		struct cider_raw_op op = { .opcode = CIDER_RAW_FAA, .len = 8,
+					   .remote = stays.word, .swap_add = 1 };
+
+		ASSERT_EQ(-ENODEV, cider_raw(self->fd, self->at.mn_id, &op, 1));
+		ASSERT_EQ(-ENODEV, op.result);
+	}
 	/* Every other node (the killed loader's, and earlier tests') too. */
 	for (mi.mn_id = 0; cider_mn_info(self->fd, mi.mn_id, &mi) == 0; mi.mn_id++) {
 		ASSERT_EQ(CIDER_MN_DEAD, mi.state) TH_LOG("mn%u", mi.mn_id);
