@@ -670,7 +670,7 @@ static int cider_kvs_pick(struct cider_kvs *kvs, struct cider_kv_req *r,
 	return 0;
 }
 
-/* A free slot, claimed for @r (FILLING): 1, 0 none free, -errno store dead. */
+/* A free slot, claimed for @r (FILLING): 1, 0 none free, -ENOTCONN store dead. */
 static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 {
 	int dead = 0;
@@ -694,7 +694,12 @@ static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 		break;
 	}
 	spin_unlock_bh(&sh->lock);
-	return dead ?: r->ks ? 1 : 0;
+	/*
+	 * Whatever killed the store (-ENODEV, -ETIMEDOUT, -EIO, ...; MN_INFO
+	 * reports it), an operation that does not start is -ENOTCONN to user
+	 * space: the uapi's one errno for "it did not happen".
+	 */
+	return dead ? -ENOTCONN : r->ks ? 1 : 0;
 }
 
 /* Wait (bounded, killable) for a slot unless @nowait: 0 or -errno. */
@@ -741,7 +746,7 @@ static int cider_kslot_run(struct cider_kslot *ks, struct cider_kv_req *r, int f
 	int ret;
 
 	spin_lock_bh(&sh->lock);
-	ret = filled ?: cider_shard_dead(sh);
+	ret = filled ?: cider_shard_dead(sh) ? -ENOTCONN : 0;
 	if (ret) {
 		spin_unlock_bh(&sh->lock);
 		return ret;		/* the slot goes with the request */

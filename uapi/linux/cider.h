@@ -238,6 +238,8 @@ struct cider_raw_batch {
  *              before it was confirmed.  Read the key to find out.
  *   -EAGAIN    every operation slot stayed busy for the module's
  *              op_timeout_ms.
+ *   -ENOMEM    the kernel had no memory for the operation (for its
+ *              verbs: for op_timeout_ms): it did not happen.
  *   -EINTR     a fatal signal arrived while waiting for a slot.
  * Refused before anything is sent:
  *   -EINVAL    size, opcode, flags or reserved words not as documented;
