@@ -391,14 +391,39 @@ static void cider_kslot_post(struct cider_shard *sh, struct cider_kslot *ks)
 	list_add_tail(&b->node, &sh->posts);
 }
 
+/* Does every verb fit the buffer it names?  The core never asks otherwise. */
+static bool cider_kvs_verbs_fit(const struct cider_kslot *ks, const struct cider_verb *v,
+				unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		bool ext = cider_verb_ext(ks, &v[i]);
+
+		/* Bytes go to the slot's block buffer or the verb's own words. */
+		if ((v[i].buf && !ext) ||
+		    v[i].len > (ext ? ks->sh->kvs->blk_len : sizeof(v[i].data)))
+			return false;
+	}
+	return true;
+}
+
 static void cider_kvs_post(void *fab, struct cider_client *c, struct cider_verb *v,
 			   unsigned int n)
 {
 	struct cider_shard *sh = fab;
 	struct cider_kslot *ks = cider_kslot_of(sh, c);
+	unsigned int i;
 
 	ks->v = v;
 	ks->nv = n;
+	if (WARN_ON_ONCE(!cider_kvs_verbs_fit(ks, v, n))) {
+		/* Unsent, failed: the core ends the operation. */
+		for (i = 0; i < n; i++)
+			v[i].status = -EIO;
+		cider_kvs_wake(sh, c);
+		return;
+	}
 	cider_kslot_post(sh, ks);
 }
 

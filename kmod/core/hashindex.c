@@ -104,6 +104,12 @@ static enum cider_step cider_locate_scan(struct cider_client *c)
 		w = l->bkt[l->ci / 8][l->ci % 8];
 		if (cider_slot_empty(w) || cider_slot_fp(w) != c->fp)
 			continue;
+		/*
+		 * A class no block has (4 bits hold 16, there are 12) comes
+		 * only from a corrupt slot: never READ that much into c->buf.
+		 */
+		if (cider_slot_class(w) >= CIDER_NR_CLASSES)
+			continue;
 		v_reset(c);
 		v_add(c, CIDER_V_READ, cider_slot_off(w),
 		      cider_class_size(cider_slot_class(w)))->buf = c->buf;

@@ -8,8 +8,8 @@
  * read-only page, to an unmapped hole, across the end of a mapping, to
  * NULL and to kernel addresses.  Raw batches go to a hash-indexed node;
  * KV commands (CIDER_IOC_KV, by ioctl and io_uring) mostly to a node
- * formatted with the array store, some to the hash one (which this
- * module does not serve yet: it must refuse them, not crash), with key
+ * formatted with the array store, some to the hash one (whose region
+ * the raw batches also scribble on: its store may die, never the kernel), with key
  * and value lengths around every limit, keys outside the store, and GET
  * buffers too small, read-only or unmapped.  Several processes with several threads
  * each share a descriptor while one of them closes and reopens it, attach
@@ -88,7 +88,7 @@ static struct {
 	double seconds;		/* 0: no limit */
 	int verbose;
 	bool fault_injection;
-	char mn_addr[80];	/* a hash store: raw batches, KV refused */
+	char mn_addr[80];	/* a hash store: raw batches and KV */
 	char kv_addr[80];	/* an array store: KV */
 	unsigned int mn_port;
 } cfg = { .calls = 200, .procs = 3, .threads = 3, .fail_pct = 20, .kill_pct = 30 };
@@ -453,7 +453,7 @@ static void fuzz_kv_cmd(struct thread *t, struct cider_kv_cmd *cmd, unsigned int
 /*
  * What no well-formed KV command may get: a refusal of its shape, its
  * lengths, its key or its pointers.  Anything about the node (ENXIO,
- * ENOTCONN, ECOMM, EOPNOTSUPP for the hash store, EAGAIN) can happen.
+ * ENOTCONN, ECOMM, EAGAIN) can happen.
  */
 static void check_sane_kv(struct thread *t, const char *what, long ret, int e)
 {
