@@ -21,9 +21,10 @@
 #include <linux/refcount.h>
 #include <linux/types.h>
 
+#include "uring.h"
+
 struct cider_mn;
 struct cider_kvs;
-struct io_uring_cmd;
 
 /* One KV operation on its way through a store. */
 struct cider_kv_req {
@@ -38,7 +39,7 @@ struct cider_kv_req {
 	void (*complete)(struct cider_kv_req *r);	/* any context */
 	struct completion done;		/* for synchronous callers */
 	struct list_head node;		/* the shard's finished list */
-	struct io_uring_cmd *ucmd;	/* io_uring: the command */
+	struct cider_uring_link ulink;	/* io_uring: the command */
 	void __user *ubuf;		/* GET: the user's buffer */
 	u32 ubuf_len;
 	u32 store;
