@@ -3,7 +3,7 @@
 # CIDER.  The two commands:
 #   make check   build everything with warnings as errors, run the host
 #                unit tests, boot the test VM and run the selftests in it,
-#                on Debian's kernel and on a debug kernel (KASAN, lockdep)
+#                on Debian's kernels 6.1 and 6.12 and on a debug kernel
 #   make demo    boot the test VM and show what cider.ko does today
 # Both install what they need first (tools/install-deps, needs root).
 
@@ -35,7 +35,8 @@ HOST_TESTS := lib/test_libcider $(CORE_TESTS)
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san
 
-.PHONY: sim-equiv sim-report soak bench host-tests all deps module module-debug debug-selftests sparse checkpatch \
+.PHONY: sim-equiv sim-report soak bench host-tests all deps module module-debug module-6.12 sparse-6.12 \
+	debug-selftests sparse checkpatch \
 	userspace check check-debug demo shell clean help
 
 all: module userspace
@@ -55,6 +56,15 @@ module: deps
 # cider.ko for the debug kernel (built first if needed), in build/debug-kmod.
 module-debug: deps
 	tools/debug-kernel/module
+
+# cider.ko for the 6.12 line (bookworm-backports, Debian 13's kernel), in
+# build/kmod-RELEASE; ./cider.ko is the 6.1 line's.  The selftests and
+# tools are user space: one build serves both lines.
+module-6.12: deps
+	tools/module-line 6.12
+
+sparse-6.12: deps
+	tools/module-line 6.12 --sparse
 
 # What the debug VM run executes: the whole suite, then the error paths
 # under fault injection, then the fuzzer.
