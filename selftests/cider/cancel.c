@@ -5,12 +5,17 @@
  * completion the command waits for, so only the data path's watchdog
  * (op_timeout_ms) could end it.
  *
- * From Linux 6.7 cider.ko marks its commands cancelable (kmod/compat.h,
- * kmod/uring.c): the exit completes them at once and does not wait for
- * the watchdog; the operation itself still ends by the watchdog.  Before
- * 6.7 io_uring has no such hook and the exit waits for the command's end,
- * which the watchdog bounds.  Either way, nothing is left behind: the
- * node can be attached again and used.
+ * The exit itself never waits for such a command (io_uring waits at exit
+ * only for requests it tracks, and ours are not).  What waited is the
+ * ring's teardown, in a kernel worker: it holds the ring, the command and
+ * through it the process's open file of /dev/cider, and with it a
+ * reference on the module, until every request has ended.  From Linux 6.7
+ * cider.ko marks its commands cancelable (kmod/compat.h, kmod/uring.c):
+ * the teardown completes them at once (-ECANCELED) and lets go of the
+ * file; the operation itself still ends by the watchdog, on its own
+ * references.  Before 6.7 io_uring has no such hook and the teardown
+ * waits for the watchdog, which bounds it.  Either way nothing is left
+ * behind: the node can be attached again and used.
  *
  * Needs cider.ko loaded and $CIDER_MN_ADDR.
  */
@@ -111,20 +116,35 @@ FIXTURE_TEARDOWN(pending)
 
 #define NEED() do { if (self->skip) SKIP(return, "no CIDER_MN_ADDR or no " FAULT_DIR); } while (0)
 
+/* /sys/module/cider/refcnt: one per open file of /dev/cider. */
+static int module_refs(void)
+{
+	char buf[16] = "";
+	int fd = open("/sys/module/cider/refcnt", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : -1;
+}
+
 /*
- * The child: submit one command (a KV GET, or a raw READ), check that it
- * is still pending, tell the parent ('P'; anything else is a failure) and
- * exit without waiting for it.
+ * The child: open /dev/cider for itself, submit one command on it (a KV
+ * GET, or a raw READ), check that it is still pending, tell the parent
+ * ('P'; anything else is a failure) and exit without waiting for it.
  */
-static void __attribute__((noreturn)) submit_and_exit(int fd, unsigned int mn, bool kv, int w)
+static void __attribute__((noreturn)) submit_and_exit(unsigned int mn, bool kv, int w)
 {
 	static __u64 key = 3, val;
 	struct cider_raw_op op = op_rw(CIDER_RAW_READ, 0, &val, 8);
 	struct io_uring_cqe *cqe;
 	struct io_uring ring;
+	int fd = cider_open();
 	char c = 'E';
 
-	if (cider_uring_init(&ring, 4) == 0) {
+	if (fd >= 0 && cider_uring_init(&ring, 4) == 0) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
 		if (kv)
@@ -141,25 +161,31 @@ static void __attribute__((noreturn)) submit_and_exit(int fd, unsigned int mn, b
 	_exit(0);
 }
 
+struct exit_times {
+	double exit;		/* from the child's report to its reaping */
+	double release;		/* from its reaping until its file is released */
+};
+
 /*
- * Run the child with one command pending and return how long its exit
- * took, from its report to its reaping; < 0 if it did not get that far.
+ * Run the child with one command pending; 0 and the times, or -1 if it
+ * did not get that far.
  */
-static double exit_time(struct __test_metadata *_metadata, FIXTURE_DATA(pending) *self, bool kv)
+static int exit_with_pending(struct __test_metadata *_metadata, FIXTURE_DATA(pending) *self,
+			     bool kv, struct exit_times *et)
 {
-	int p[2], status = 0;
+	int p[2], status = 0, refs = module_refs();
+	double t, end;
 	char c = 0;
-	double t;
 	pid_t pid;
 
-	if (write_file(PARAM_DIR "keepalive_ms", "600000") ||
+	if (refs < 1 || write_file(PARAM_DIR "keepalive_ms", "600000") ||
 	    write_file(PARAM_DIR "op_timeout_ms", OP_TIMEOUT_MS) ||
 	    write_file(FAULT_DIR "drop_cqes", "1") || pipe(p))
 		return -1;
 	pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		submit_and_exit(self->fd, self->at.mn_id, kv, p[1]);
+		submit_and_exit(self->at.mn_id, kv, p[1]);
 	}
 	close(p[1]);
 	if (pid < 0 || read(p[0], &c, 1) != 1)
@@ -168,10 +194,15 @@ static double exit_time(struct __test_metadata *_metadata, FIXTURE_DATA(pending)
 	t = memd_now();
 	if (pid > 0)
 		waitpid(pid, &status, 0);
-	t = memd_now() - t;
+	et->exit = memd_now() - t;
 	EXPECT_EQ('P', c) TH_LOG("the command was not pending (%c)", c ?: '-');
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	return c == 'P' ? t : -1;
+	t = memd_now();
+	for (end = t + OP_TIMEOUT + 20; module_refs() != refs && memd_now() < end;)
+		usleep(20 * 1000);
+	et->release = memd_now() - t;
+	EXPECT_EQ(refs, module_refs());
+	return c == 'P' ? 0 : -1;
 }
 
 /*
@@ -202,39 +233,41 @@ static void ends_and_reattaches(struct __test_metadata *_metadata, FIXTURE_DATA(
 	EXPECT_EQ(42U, got);
 }
 
-static void check_exit_time(struct __test_metadata *_metadata, double t)
+static void check_times(struct __test_metadata *_metadata, const struct exit_times *et)
 {
+	/* The exit itself waits for neither, on any kernel. */
+	EXPECT_GT(2.0, et->exit);
 	if (kernel_since(6, 7)) {
 		/* Cancelled: no wait for the watchdog. */
-		EXPECT_GT(2.0, t);
+		EXPECT_GT(2.0, et->release);
 	} else {
 		/* Waited for the watchdog, and only for it. */
-		EXPECT_LT(OP_TIMEOUT - 1.5, t);
-		EXPECT_GT(OP_TIMEOUT + 10, t);
+		EXPECT_LT(OP_TIMEOUT - 1.5, et->release);
+		EXPECT_GT(OP_TIMEOUT + 10, et->release);
 	}
 }
 
-TEST_F_TIMEOUT(pending, a_raw_command_does_not_hold_up_the_exit, 120)
+TEST_F_TIMEOUT(pending, exit_with_a_raw_command_pending, 120)
 {
-	double t;
+	struct exit_times et;
 
 	NEED();
-	t = exit_time(_metadata, self, false);
-	TH_LOG("exit took %.3f s with a raw command pending (op_timeout %d s)", t, OP_TIMEOUT);
-	ASSERT_LE(0, t);
-	check_exit_time(_metadata, t);
+	ASSERT_EQ(0, exit_with_pending(_metadata, self, false, &et));
+	TH_LOG("raw READ pending: exit %.3f s, /dev/cider released %.3f s later (op_timeout %d s)",
+	       et.exit, et.release, OP_TIMEOUT);
+	check_times(_metadata, &et);
 	ends_and_reattaches(_metadata, self);
 }
 
-TEST_F_TIMEOUT(pending, a_kv_command_does_not_hold_up_the_exit, 120)
+TEST_F_TIMEOUT(pending, exit_with_a_kv_command_pending, 120)
 {
-	double t;
+	struct exit_times et;
 
 	NEED();
-	t = exit_time(_metadata, self, true);
-	TH_LOG("exit took %.3f s with a KV GET pending (op_timeout %d s)", t, OP_TIMEOUT);
-	ASSERT_LE(0, t);
-	check_exit_time(_metadata, t);
+	ASSERT_EQ(0, exit_with_pending(_metadata, self, true, &et));
+	TH_LOG("KV GET pending: exit %.3f s, /dev/cider released %.3f s later (op_timeout %d s)",
+	       et.exit, et.release, OP_TIMEOUT);
+	check_times(_metadata, &et);
 	ends_and_reattaches(_metadata, self);
 }
 
