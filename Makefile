@@ -3,7 +3,7 @@
 # CIDER.  The two commands:
 #   make check   build everything with warnings as errors, run the host
 #                unit tests, boot the test VM and run the selftests in it,
-#                on Debian's kernel and on a debug kernel (KASAN, lockdep)
+#                on Debian's kernels 6.1 and 6.12 and on a debug kernel
 #   make demo    boot the test VM and show what cider.ko does today
 # Both install what they need first (tools/install-deps, needs root).
 
@@ -21,7 +21,8 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/linux/cider.h
 LIB_SRC := lib/cider.c lib/cider-kv.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
-SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop selftests/cider/kv selftests/cider/kvhash
+SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop selftests/cider/kv \
+	selftests/cider/kvhash selftests/cider/cancel
 # Run only under the debug kernel (they need its fault injection).
 DEBUG_SELFTESTS := selftests/cider/faults selftests/cider/kvfaults selftests/cider/removal selftests/cider/fuzz
 CORE_SRC := kmod/core/credit.c kmod/core/backoff.c kmod/core/store.c
@@ -35,7 +36,8 @@ HOST_TESTS := lib/test_libcider $(CORE_TESTS) tools/cider-sim/tests/test_linchec
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san
 
-.PHONY: sim-equiv sim-report soak bench host-tests all deps module module-debug debug-selftests sparse checkpatch \
+.PHONY: sim-equiv sim-report soak bench host-tests all deps module module-debug module-6.12 sparse-6.12 \
+	debug-selftests sparse checkpatch \
 	userspace check check-debug demo shell clean help
 
 all: module userspace
@@ -56,6 +58,15 @@ module: deps
 module-debug: deps
 	tools/debug-kernel/module
 
+# cider.ko for the 6.12 line (bookworm-backports, Debian 13's kernel), in
+# build/kmod-RELEASE; ./cider.ko is the 6.1 line's.  The selftests and
+# tools are user space: one build serves both lines.
+module-6.12: deps
+	tools/module-line 6.12
+
+sparse-6.12: deps
+	tools/module-line 6.12 --sparse
+
 # What the debug VM run executes: the whole suite, then the error paths
 # under fault injection, then the fuzzer.
 debug-selftests:
@@ -68,8 +79,14 @@ sparse: deps
 	@! grep -E '(warning|error):' build/sparse.log
 
 # Kernel style, and no function longer than 80 lines (tools/func-length).
+# kmod/compat.h is where the kernel lines differ: it alone may test
+# LINUX_VERSION_CODE (an out-of-tree module cannot be "for the version it
+# is merged to"), and nothing else is waived there.
 checkpatch: $(LT)/.done
-	$(LT)/scripts/checkpatch.pl --no-tree --quiet --strict --show-types -f $(KERNEL_SRC)
+	$(LT)/scripts/checkpatch.pl --no-tree --quiet --strict --show-types -f \
+		$(filter-out kmod/compat.h,$(KERNEL_SRC))
+	$(LT)/scripts/checkpatch.pl --no-tree --quiet --strict --show-types \
+		--ignore LINUX_VERSION_CODE -f kmod/compat.h
 	tools/func-length 80 $(filter %.c,$(KERNEL_SRC))
 
 userspace: $(TOOLS) $(SELFTESTS) $(DEBUG_SELFTESTS) $(HOST_TESTS)

@@ -9,7 +9,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/fs.h>
-#include <linux/io_uring.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -17,7 +16,9 @@
 #include <linux/uaccess.h>
 
 #include "cider.h"
+#include "compat.h"
 #include "mn.h"
+#include "uring.h"
 
 static int cider_get_info(struct cider_info __user *uinfo)
 {
@@ -75,6 +76,14 @@ static long cider_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 static int cider_uring_dispatch(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
+	/* Only commands under way were marked cancelable: RAW and KV. */
+	if (cider_uring_cancelling(issue_flags)) {
+		if (cmd->cmd_op == CIDER_IOC_KV)
+			cider_kv_uring_cancel(cmd, issue_flags);
+		else
+			cider_raw_uring_cancel(cmd, issue_flags);
+		return 0;
+	}
 	if (cmd->cmd_op == CIDER_IOC_KV)
 		return cider_kv_uring_cmd(cmd, issue_flags);
 	return cider_uring_cmd(cmd, issue_flags);

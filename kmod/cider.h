@@ -23,10 +23,12 @@ void cider_ibdev_put_pd(struct ib_device *ibdev);
 struct io_uring_cmd;
 long cider_ioctl_raw(void __user *uarg);
 int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+void cider_raw_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags);
 
 /* kv.c: key-value operations, by ioctl and io_uring. */
 long cider_ioctl_kv(void __user *uarg);
 int cider_kv_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+void cider_kv_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags);
 
 /* chardev.c: /dev/cider and its ioctls. */
 int cider_chardev_init(void);

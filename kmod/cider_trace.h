@@ -17,6 +17,8 @@
 
 #include <linux/tracepoint.h>
 
+#include "compat.h"
+
 #define cider_show_mn_state(s)				\
 	__print_symbolic(s,				\
 			 { 0, "attaching" },		\
@@ -55,7 +57,7 @@ TRACE_EVENT(cider_chan_state,
 			     __field(int, old)
 			     __field(int, new)
 			     __field(int, reason)),
-	    TP_fast_assign(__assign_str(owner, owner);
+	    TP_fast_assign(cider_assign_str(owner, owner);
 			   __entry->index = index;
 			   __entry->old = old;
 			   __entry->new = new;

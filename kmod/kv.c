@@ -8,11 +8,11 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/io_uring.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "cider.h"
+#include "compat.h"
 #include "core/store.h"
 #include "kvstore.h"
 #include "mn.h"
@@ -165,22 +165,35 @@ out:
 	return ret;
 }
 
-/* Task context of the submitter: user memory is reachable again. */
+/*
+ * Task context of the submitter: user memory is reachable again, unless
+ * the submitter is exiting.
+ */
 static void cider_kv_uring_task(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 {
 	struct cider_kv_pdu *pdu = (struct cider_kv_pdu *)ucmd->pdu;
 	struct cider_kv_req *r = pdu->r;
-	u32 len;
-	int ret = cider_kv_result(r, &len);
+	u32 len = 0;
+	int ret = cider_uring_task_gone() ? -ECANCELED : cider_kv_result(r, &len);
 
-	cider_kv_req_put(r);
 	io_uring_cmd_done(ucmd, ret, ret == -ERANGE ? len : 0, issue_flags);
+	cider_kv_req_put(r);
 }
 
 /* Any context: io_uring_cmd_done() must not run in softirq on 6.1. */
 static void cider_kv_uring_complete(struct cider_kv_req *r)
 {
-	io_uring_cmd_complete_in_task(r->ucmd, cider_kv_uring_task);
+	cider_uring_link_end(&r->ulink);
+}
+
+/* The command's ring or task is going away (6.7+): complete it now. */
+void cider_kv_uring_cancel(struct io_uring_cmd *ucmd, unsigned int issue_flags)
+{
+	struct cider_kv_pdu *pdu = (struct cider_kv_pdu *)ucmd->pdu;
+	struct cider_kv_req *r = pdu->r;
+
+	if (cider_uring_link_cancel(&r->ulink, issue_flags))
+		cider_kv_req_put(r);
 }
 
 int cider_kv_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
@@ -195,11 +208,11 @@ int cider_kv_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 	if (ucmd->flags || !(issue_flags & IO_URING_F_SQE128))
 		return -EINVAL;
 	/* One copy out of the shared ring, checked after the copy. */
-	memcpy(&cmd, ucmd->cmd, sizeof(cmd));
+	memcpy(&cmd, cider_uring_payload(ucmd), sizeof(cmd));
 	r = cider_kv_build(&cmd);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
-	r->ucmd = ucmd;
+	cider_uring_link_init(&r->ulink, ucmd, cider_kv_uring_task);
 	r->complete = cider_kv_uring_complete;
 	pdu->r = r;
 	/* -EAGAIN without a free slot: io_uring retries from a worker. */
@@ -208,5 +221,6 @@ int cider_kv_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 		cider_kv_req_put(r);
 		return ret;
 	}
+	cider_uring_link_arm(&r->ulink, issue_flags);
 	return -EIOCBQUEUED;
 }

@@ -32,10 +32,11 @@
 #include <linux/refcount.h>
 #include <linux/types.h>
 
+#include "uring.h"
+
 struct cider_mn;
 struct cider_kvs;
 struct cider_kslot;
-struct io_uring_cmd;
 
 /* One KV operation on its way through a store. */
 struct cider_kv_req {
@@ -52,7 +53,7 @@ struct cider_kv_req {
 	void (*complete)(struct cider_kv_req *r);	/* any context */
 	struct completion done;		/* for synchronous callers */
 	struct list_head node;		/* the shard's finished list */
-	struct io_uring_cmd *ucmd;	/* io_uring: the command */
+	struct cider_uring_link ulink;	/* io_uring: the command */
 	u32 store;
 };
 

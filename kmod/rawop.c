@@ -8,19 +8,20 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
-#include <linux/io_uring.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "cider.h"
+#include "compat.h"
 #include "mn.h"
+#include "uring.h"
 
 /* Owned by the batch (cider_raw_release): it lives as long as the batch. */
 struct cider_raw_ctx {
 	struct cider_mn *mn;		/* a reference */
 	struct cider_raw_op __user *uops;
 	unsigned int nr;
-	struct io_uring_cmd *cmd;
+	struct cider_uring_link link;	/* io_uring: the command */
 	struct cider_raw_op ops[];
 };
 
@@ -206,15 +207,18 @@ long cider_ioctl_raw(void __user *uarg)
 	return ret;
 }
 
-/* Task context of the submitter: user memory is reachable again. */
+/*
+ * Task context of the submitter: user memory is reachable again, unless
+ * the submitter is exiting.
+ */
 static void cider_raw_uring_task(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
 	struct cider_raw_pdu *pdu = (struct cider_raw_pdu *)cmd->pdu;
 	struct cider_batch *b = pdu->b;
-	int ret = cider_raw_copy_out(b);
+	int ret = cider_uring_task_gone() ? -ECANCELED : cider_raw_copy_out(b);
 
-	cider_batch_put(b);
 	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+	cider_batch_put(b);
 }
 
 /* Softirq: io_uring_cmd_done() must not run here on 6.1. */
@@ -222,7 +226,18 @@ static void cider_raw_uring_complete(struct cider_batch *b)
 {
 	struct cider_raw_ctx *ctx = b->priv;
 
-	io_uring_cmd_complete_in_task(ctx->cmd, cider_raw_uring_task);
+	cider_uring_link_end(&ctx->link);
+}
+
+/* The command's ring or task is going away (6.7+): complete it now. */
+void cider_raw_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct cider_raw_pdu *pdu = (struct cider_raw_pdu *)cmd->pdu;
+	struct cider_batch *b = pdu->b;
+	struct cider_raw_ctx *ctx = b->priv;
+
+	if (cider_uring_link_cancel(&ctx->link, issue_flags))
+		cider_batch_put(b);
 }
 
 int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
@@ -247,15 +262,16 @@ int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
 	/* One copy out of the shared ring, checked after the copy. */
-	memcpy(&rb, cmd->cmd, sizeof(rb));
+	memcpy(&rb, cider_uring_payload(cmd), sizeof(rb));
 	b = cider_raw_build(&rb);
 	if (IS_ERR(b))
 		return PTR_ERR(b);
 	ctx = b->priv;
-	ctx->cmd = cmd;
+	cider_uring_link_init(&ctx->link, cmd, cider_raw_uring_task);
 	pdu->b = b;
 	b->complete = cider_raw_uring_complete;
 	/* Never blocks (no lock, RCU-fenced): fine under IO_URING_F_NONBLOCK. */
 	cider_mn_submit(ctx->mn, NULL, b);
+	cider_uring_link_arm(&ctx->link, issue_flags);
 	return -EIOCBQUEUED;
 }
