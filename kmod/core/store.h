@@ -23,6 +23,7 @@ struct cider_store_params {
 	u64 grace_ns;		/* 0: CIDER_STORE_GRACE_NS */
 	u32 index;		/* CIDER_SB_INDEX_* */
 	u32 mode;		/* CIDER_SB_MODE_* */
+	u32 lock_qlen;		/* 0: CIDER_STORE_LOCK_QLEN */
 };
 
 #define CIDER_STORE_MAX_REGION	(64ULL << 40)	/* hash slots address 64 TiB */
@@ -41,6 +42,14 @@ struct cider_store_params {
  * reader fence (slab.h), so this bounds how often that happens.
  */
 #define CIDER_STORE_GRACE_NS	2000000ULL
+/*
+ * Waiters each lock's ring holds before later ones poll for room
+ * (lockqueue.h): 16 entries, 144 bytes per lock.  DecLock sizes its queue
+ * by the CNs contending (8 in its testbed); with local write combining a
+ * CN queues about one client per key, and the lock moves one batch (up to
+ * a ring) at a time.  A power of two from 2 to 64.
+ */
+#define CIDER_STORE_LOCK_QLEN	16
 
 /*
  * Lay out a store into @sb (not written anywhere yet).  Returns NULL, or

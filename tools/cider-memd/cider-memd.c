@@ -590,8 +590,10 @@ static void print_format(FILE *f)
 		(uint64_t)sb.index_off, (uint64_t)sb.index_size);
 	if (sb.index == CIDER_SB_INDEX_HASH)
 		fprintf(f, " (%" PRIu64 " buckets of 8 slots)", (uint64_t)sb.nr_buckets);
-	fprintf(f, "\n  locks   at %#10" PRIx64 ", %" PRIu64 " bytes (%" PRIu64 " entries)\n",
-		(uint64_t)sb.lock_off, (uint64_t)sb.lock_size, (uint64_t)sb.nr_locks);
+	fprintf(f, "\n  locks   at %#10" PRIx64 ", %" PRIu64 " bytes (%" PRIu64
+		" records of %u bytes, a ring of %u waiters each)\n",
+		(uint64_t)sb.lock_off, (uint64_t)sb.lock_size, (uint64_t)sb.nr_locks,
+		sb.lock_rec, sb.lock_qlen);
 	fprintf(f, "  data    at %#10" PRIx64 ", %" PRIu64 " bytes (%" PRIu64
 		" chunks of %" PRIu64 ")\n", (uint64_t)sb.data_off,
 		(uint64_t)sb.data_size, (uint64_t)sb.data_size / chunk, chunk);
