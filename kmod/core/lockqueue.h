@@ -35,7 +35,7 @@ struct cider_msg;
 #define CIDER_LQ_GEN_MASK	((1U << CIDER_LQ_GEN_BITS) - 1)
 #define CIDER_LQ_HDR_ENQ	1ULL
 #define CIDER_LQ_RING_OFF	16	/* the ring, from the record's start */
-#define CIDER_LQ_MAX_QLEN	64	/* ring entries per lock, at most */
+#define CIDER_LQ_MAX_QLEN	128	/* ring entries per lock, at most */
 #define CIDER_LQ_MIN_QLEN	2
 
 static inline u32 cider_lq_head(u64 h)

@@ -89,7 +89,7 @@ static const char *cider_store_resolve(struct cider_store_params *p)
 		p->lock_qlen = CIDER_STORE_LOCK_QLEN;
 	if (p->lock_qlen < CIDER_LQ_MIN_QLEN || p->lock_qlen > CIDER_LQ_MAX_QLEN ||
 	    (p->lock_qlen & (p->lock_qlen - 1)))
-		return "lock queue length must be a power of two from 2 to 64";
+		return "lock queue length must be a power of two from 2 to 128";
 	return NULL;
 }
 

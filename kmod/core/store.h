@@ -47,7 +47,7 @@ struct cider_store_params {
  * (lockqueue.h): 16 entries, 144 bytes per lock.  DecLock sizes its queue
  * by the CNs contending (8 in its testbed); with local write combining a
  * CN queues about one client per key, and the lock moves one batch (up to
- * a ring) at a time.  A power of two from 2 to 64.
+ * a ring) at a time.  A power of two from 2 to 128.
  */
 #define CIDER_STORE_LOCK_QLEN	16
 

@@ -56,7 +56,8 @@ static void usage(FILE *f)
 "  --atomic-cost X       MN NIC time of a CAS or FAA, in 8-byte READs\n"
 "                        (default 2: a read and a write of host memory)\n"
 "  --lock-queue Q        waiters each lock's ring holds on the MN, a power of\n"
-"                        two from 2 to 64 (default 16, as formatted stores)\n"
+"                        two from 2 to 128 (default: the CNs, rounded up to\n"
+"                        a power of two, at most 128: DecLock's sizing)\n"
 "  --history FILE        every operation as a JSON line\n"
 "  --data-kb N           size the MN's data area (default: room for every write)\n"
 "  --initial-credit C    Algorithm 1's INITIAL_CREDIT (default 36)\n"
@@ -383,6 +384,10 @@ static void setup(struct sim *s)
 	} else {
 		s->ring_cap = SIM_RING;
 	}
+	/* One waiter per CN fits: DecLock sizes its queue by the CNs. */
+	for (i = 2; !cfg->lock_qlen; i *= 2)
+		if (i >= s->nr_cns || i == CIDER_LQ_MAX_QLEN)
+			cfg->lock_qlen = i;
 	cfg->lock_rec = 16 + 8 * cfg->lock_qlen;	/* as store.c lays it out */
 	if (cfg->index == CIDER_INDEX_HASH) {
 		/* Four slots per key: a quarter full, as RACE sizes for inserts. */
@@ -687,7 +692,6 @@ int main(int argc, char **argv)
 	s.initial_credit = 36;
 	s.hotness = 2;
 	s.escalate = 2;
-	s.cfg.lock_qlen = CIDER_STORE_LOCK_QLEN;
 	cider_workload_get("a", &s.wl);
 	s.workload_name = s.wl.name;
 	s.p = (struct sim_params) {
