@@ -417,6 +417,8 @@ static enum cider_step cider_op_back(struct cider_client *c)
 	case CIDER_OP_COORD:
 		if (c->restart)
 			return cider_op_restart(c);
+		if (c->sub.coord.members && c->res == CIDER_RES_NONE)
+			return cider_op_goto(c, CIDER_OP_AGAIN);	/* the executor relocated */
 		if (c->sub.coord.members)
 			return cider_op_after_pess(c);
 		cider_write_init(c);		/* nobody to combine with */

@@ -75,7 +75,7 @@ struct cider_msg {
  *   RESET    a: the word replaced; b: why
  */
 enum cider_trace_type { CIDER_T_ACQUIRE, CIDER_T_RELEASE, CIDER_T_RESET };
-#define CIDER_T_QUEUE	(1ULL << 63)
+#define CIDER_T_QUEUE	0x8000000000000000ULL	/* b is a lock queue's */
 
 struct cider_cfg {
 	u8 mode;		/* enum cider_mode */
