@@ -44,12 +44,13 @@ struct cider_store_params {
 #define CIDER_STORE_GRACE_NS	2000000ULL
 /*
  * Waiters each lock's ring holds before later ones poll for room
- * (lockqueue.h): 16 entries, 144 bytes per lock.  DecLock sizes its queue
- * by the CNs contending (8 in its testbed); with local write combining a
- * CN queues about one client per key, and the lock moves one batch (up to
- * a ring) at a time.  A power of two from 2 to 128.
+ * (lockqueue.h): 8 entries, 80 bytes per lock record.  DecLock sizes its
+ * queue by the CNs that contend (8 in its testbed); a key maps to one
+ * shard on every compute node (kmod/kvstore.c), so with local write
+ * combining about one waiter per compute node queues for a key.  A power
+ * of two from 2 to 128.
  */
-#define CIDER_STORE_LOCK_QLEN	16
+#define CIDER_STORE_LOCK_QLEN	8
 
 /*
  * Lay out a store into @sb (not written anywhere yet).  Returns NULL, or
