@@ -164,6 +164,9 @@ static void cider_kvs_cfg(struct cider_cfg *cfg, const struct cider_mn_sb *sb)
 	cfg->initial_credit = 36;	/* CIDER Algorithm 1 */
 	cfg->hotness = 2;
 	cfg->aimd = 2;
+	cfg->escalate = 2;		/* failed CASes before an UPDATE queues */
+	cfg->lock_qlen = sb->lock_qlen;	/* the lock table as formatted */
+	cfg->lock_rec = sb->lock_rec;
 }
 
 /* ---- carrying out what the core asked for, after the unlock ---- */

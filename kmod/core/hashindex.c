@@ -20,7 +20,7 @@ static void cider_use_slot(struct cider_client *c, u32 b, u32 i)
 
 	c->ptr = c->sub.locate.bkt[b][i];
 	c->paddr = cider_bucket_addr(cfg, c->sub.locate.bucket[b]) + i * 8;
-	c->laddr = cfg->lock_off + slot * 16;
+	c->laddr = cider_lock_addr(cfg, slot);
 	c->lver = w_ver(c, c->ptr);
 }
 
