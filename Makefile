@@ -22,7 +22,7 @@ KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/lin
 LIB_SRC := lib/cider.c lib/cider-kv.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
 SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop selftests/cider/kv \
-	selftests/cider/cancel
+	selftests/cider/kvhash selftests/cider/cancel
 # Run only under the debug kernel (they need its fault injection).
 DEBUG_SELFTESTS := selftests/cider/faults selftests/cider/fuzz
 CORE_SRC := kmod/core/credit.c kmod/core/backoff.c kmod/core/store.c
@@ -32,7 +32,7 @@ SIM_SRC := $(wildcard tools/cider-sim/*.c) $(PROTO_SRC) kmod/core/backoff.c lib/
 CORE_HDR := $(wildcard kmod/core/*.h)
 SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
-HOST_TESTS := lib/test_libcider $(CORE_TESTS)
+HOST_TESTS := lib/test_libcider $(CORE_TESTS) tools/cider-sim/tests/test_lincheck
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san
 
@@ -108,9 +108,12 @@ MEMD_SRC := tools/cider-memd/cider-memd.c kmod/core/store.c kmod/core/block.c
 tools/cider-memd/cider-memd: $(MEMD_SRC) $(CORE_HDR)
 	$(CC) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs
 
-BENCH_SRC := tools/cider-bench/cider-bench.c tools/cider-bench/kv.c
-tools/cider-bench/cider-bench: $(BENCH_SRC) tools/cider-bench/bench.h lib/libcider.a $(CORE_HDR)
-	$(CC) $(CPPFLAGS) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(BENCH_SRC) lib/libcider.a -luring -lpthread
+BENCH_SRC := tools/cider-bench/cider-bench.c tools/cider-bench/kv.c tools/cider-bench/kvreport.c \
+	     tools/cider-bench/kvhist.c lib/workload.c
+tools/cider-bench/cider-bench: $(BENCH_SRC) tools/cider-bench/bench.h tools/cider-bench/kvbench.h \
+			       lib/workload.h lib/libcider.a $(CORE_HDR)
+	$(CC) $(CPPFLAGS) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(BENCH_SRC) lib/libcider.a -luring \
+		-lpthread -lm
 
 # The simulator: optimized for reports, and under the sanitizers for checks.
 tools/cider-sim/cider-sim: $(SIM_SRC) $(SIM_HDR)
@@ -119,6 +122,13 @@ tools/cider-sim/cider-sim: $(SIM_SRC) $(SIM_HDR)
 build/cider-sim-san: $(SIM_SRC) $(SIM_HDR)
 	@mkdir -p build
 	$(CC) -Ikmod/core -Ilib $(CPPFLAGS) -O1 -g $(WARN) $(SAN) -o $@ $(SIM_SRC) -lm
+
+# The history checker, alone, under the sanitizers.
+LINCHECK_SRC := tools/cider-sim/lincheck.c lib/workload.c
+tools/cider-sim/tests/test_lincheck: tools/cider-sim/tests/test_lincheck.c $(LINCHECK_SRC) \
+				      tools/cider-sim/lincheck.h lib/workload.h $(LT)/.done
+	$(CC) -Itools/cider-sim -Ilib -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< \
+		$(LINCHECK_SRC) -lm
 
 # The kernel's harness is included as a system header: it is not ours to
 # make -Wextra clean, our tests are.
@@ -162,10 +172,14 @@ SOAK_ARGS ?= --time 300
 soak: tools/cider-sim/cider-sim build/cider-sim-san
 	tools/soak $(SOAK_ARGS)
 
-# The raw data-path benchmark in the test VM; results in build/bench/.
+# The raw data-path and key-value benchmarks in one test VM run (each KV
+# run's history checked there), then the tables, plots and the simulator's
+# prediction for each KV run on the host; results in build/bench/.
 bench: deps module userspace
 	@mkdir -p build/bench
-	tools/vm/cider-vm run --out build/bench --timeout 600 -- tools/bench-raw
+	tools/vm/cider-vm run --out build/bench --timeout 1800 -- \
+		bash -c 'tools/bench-raw; raw=$$?; tools/bench-kv && exit $$raw'
+	tools/bench-kv-report build/bench
 
 shell: deps module userspace
 	tools/vm/cider-vm shell

@@ -89,6 +89,18 @@ void cider_batch_faa(struct cider_batch *b, unsigned int i, u64 remote, u64 add,
 }
 
 /*
+ * WR @i of a READ or WRITE moves its bytes to or from a buffer its owner
+ * mapped on the channel's device at @dma, not the batch's own: large
+ * blocks are not copied, and not mapped per batch.  The owner keeps the
+ * mapping until the batch is finished and syncs it around the transfer.
+ */
+void cider_batch_ext(struct cider_batch *b, unsigned int i, u64 dma)
+{
+	b->wr[i].ext = true;
+	b->wr[i].ext_dma = dma;
+}
+
+/*
  * Bind the batch to @ch: remote offsets become addresses in the remote
  * region at @base with key @rkey, the buffer is DMA-mapped on the
  * channel's device.  The caller keeps @ch's resources alive (the owner
@@ -106,7 +118,7 @@ int cider_batch_map(struct cider_batch *b, struct cider_channel *ch, u64 base, u
 	for (i = 0; i < b->nr; i++) {
 		struct cider_wr *w = &b->wr[i];
 
-		w->sge.addr = b->dma + w->buf_off;
+		w->sge.addr = w->ext ? w->ext_dma : b->dma + w->buf_off;
 		w->sge.lkey = ch->pd->local_dma_lkey;
 		if (w->op == CIDER_RDMA_READ || w->op == CIDER_RDMA_WRITE) {
 			w->rdma.remote_addr += base;

@@ -93,6 +93,7 @@ static int cider_mn_stats_show(struct seq_file *m, void *unused)
 		cider_snap_show(m, "chan", i, &c);
 	}
 	cider_snap_show(m, "total", -1, &total);
+	cider_kvs_stats_show(m, mn);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(cider_mn_stats);

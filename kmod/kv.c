@@ -44,32 +44,44 @@ static bool cider_kv_writes(const struct cider_kv_cmd *cmd)
 	return cmd->opcode != CIDER_KV_GET && cmd->opcode != CIDER_KV_DELETE;
 }
 
-/* The command against the store it names; copies key and value in. */
+/* The array's keys are little-endian integers below its capacity. */
+static int cider_kv_array_key(const struct cider_kv_cmd *cmd, const struct cider_mn_sb *sb)
+{
+	__le64 key;
+
+	if (cmd->key_len != 8 || (cider_kv_writes(cmd) && cmd->value_len != 8))
+		return -EINVAL;
+	if (copy_from_user(&key, u64_to_user_ptr(cmd->key), 8))
+		return -EFAULT;
+	return le64_to_cpu(key) < sb->nr_keys ? 0 : -EDOM;
+}
+
+/*
+ * The command against the store it names.  The bytes are copied in
+ * later, once, into the operation's slot (kvstore.c).
+ */
 static int cider_kv_fill(struct cider_kv_req *r, const struct cider_kv_cmd *cmd)
 {
 	const struct cider_mn_sb *sb = &r->mn->sb;
-	__le64 key, val = 0;
+	int ret;
 
 	if (cmd->key_len > sb->max_key_len)
 		return -ENAMETOOLONG;
 	if (cider_kv_writes(cmd) && cmd->value_len > sb->max_value_len)
 		return -E2BIG;
 	if (!r->mn->kvs)
-		return -EOPNOTSUPP;	/* an index this module does not serve yet */
-	/* The array's keys and values are 8-byte little-endian integers. */
-	if (cmd->key_len != 8 || (cider_kv_writes(cmd) && cmd->value_len != 8))
-		return -EINVAL;
-	if (copy_from_user(&key, u64_to_user_ptr(cmd->key), 8))
-		return -EFAULT;
-	if (cider_kv_writes(cmd) && copy_from_user(&val, u64_to_user_ptr(cmd->value), 8))
-		return -EFAULT;
-	r->key = le64_to_cpu(key);
-	r->val = le64_to_cpu(val);
-	if (r->key >= sb->nr_keys)
-		return -EDOM;
+		return -EOPNOTSUPP;	/* no KV store on this node */
+	if (sb->index == CIDER_SB_INDEX_ARRAY) {
+		ret = cider_kv_array_key(cmd, sb);
+		if (ret)
+			return ret;
+	}
 	r->op = cmd->opcode;
-	r->ubuf = u64_to_user_ptr(cmd->value);
-	r->ubuf_len = cmd->value_len;
+	r->ukey = u64_to_user_ptr(cmd->key);
+	r->key_len = cmd->key_len;
+	r->uval = u64_to_user_ptr(cmd->value);
+	/* A GET's buffer beyond the store's longest value is never used. */
+	r->val_len = min(cmd->value_len, sb->max_value_len);
 	return 0;
 }
 
@@ -102,17 +114,16 @@ static struct cider_kv_req *cider_kv_build(const struct cider_kv_cmd *cmd)
  */
 static int cider_kv_result(struct cider_kv_req *r, u32 *len)
 {
-	__le64 v = cpu_to_le64(r->got);
+	int ret;
 
 	*len = 0;
 	if (r->result || r->op != CIDER_KV_GET)
 		return r->result;
-	*len = sizeof(v);
-	if (r->ubuf_len < sizeof(v))
+	*len = r->got_len;
+	if (r->got_len > r->val_len)
 		return -ERANGE;
-	if (copy_to_user(r->ubuf, &v, sizeof(v)))
-		return -EFAULT;
-	return sizeof(v);
+	ret = cider_kv_req_copy_value(r);
+	return ret ?: (int)r->got_len;
 }
 
 static void cider_kv_wake(struct cider_kv_req *r)

@@ -16,6 +16,7 @@
 
 #include "core/client.h"
 #include "core/localwc.h"
+#include "core/race.h"
 #include "core/store.h"
 #include "cider_trace.h"
 #include "kvstore.h"
@@ -24,14 +25,24 @@
 
 #define CIDER_KVS_MAX_SHARDS	16	/* qnode ids: 12 bits of CN = 256 x 16 */
 #define CIDER_KVS_SLOTS		32	/* core clients per shard (local WC: <= 64) */
-#define CIDER_KVS_RING		1024	/* freed blocks waiting out the grace period */
+#define CIDER_KVS_RING		1024	/* freed blocks waiting out the grace period, per class */
+#define CIDER_KVS_PICK_BYTES	64	/* of a key, hashed to choose its shard */
 
 struct cider_shard;
 
-/* The kernel's side of one core client. */
+/* A slot's life; the shard's lock guards it. */
+enum cider_kslot_state {
+	CIDER_KSLOT_FREE,
+	CIDER_KSLOT_FILLING,	/* claimed: its submitter copies the bytes in */
+	CIDER_KSLOT_RUNNING,	/* the core runs the operation */
+	CIDER_KSLOT_DONE,	/* ended: the result waits for its submitter */
+};
+
+/* The kernel's side of one core client, and the operation's bytes. */
 struct cider_kslot {
 	struct cider_shard *sh;
-	struct cider_kv_req *req;	/* NULL: free */
+	struct cider_kv_req *req;	/* from FILLING to the request's last put */
+	u8 state;			/* enum cider_kslot_state */
 	struct hrtimer timer;
 	u32 token;
 	struct cider_verb *v;		/* the batch the core posted */
@@ -40,7 +51,34 @@ struct cider_kslot {
 	bool queued;			/* on the shard's run queue */
 	u8 restart;			/* PUT: the core operation to run next */
 	u8 attempts;			/* PUT: core operations run so far */
+	bool nomem;			/* no memory for a batch: the operation ends */
+	bool repost;			/* no memory for it yet: the timer retries */
+	u64 repost_until;		/* ns: then the operation ends */
 	struct list_head run;
+	u8 *key;			/* the key, copied in once */
+	u8 *val;			/* the value in, or a GET's value out */
+	void *blk;			/* hash: the core's block buffer (c->buf), */
+	dma_addr_t blk_dma;		/* mapped on the shard's channel's device */
+};
+
+/*
+ * What a shard's operations cost and how they ended (under its lock; the
+ * debugfs file adds them up): the figures cider-sim reports, from the
+ * verbs the NIC was asked to post.
+ */
+enum {
+	CIDER_KVS_OK, CIDER_KVS_NOTFOUND, CIDER_KVS_EXISTS, CIDER_KVS_NOSPC, CIDER_KVS_UNKNOWN,
+	CIDER_KVS_FAILED, CIDER_KVS_NR_RES
+};
+
+struct cider_kvs_stats {
+	u64 ops[CIDER_KV_DELETE + 1][CIDER_KVS_NR_RES];	/* by CIDER_KV_* and result */
+	u64 verbs[4];			/* by CIDER_V_* */
+	u64 updates;			/* core UPDATEs ended (PUT runs as one) */
+	u64 pessimistic;		/* of which went the locked way */
+	u64 combined;			/* acknowledged, covered by another's write */
+	u64 installers;			/* writes that covered others */
+	u32 wc_seen[64];		/* recent installers (opid + 1), by opid */
 };
 
 /* A message for this shard's own agent, delivered after the sender returns. */
@@ -54,19 +92,21 @@ struct cider_shard {
 	struct cider_kvs *kvs;
 	unsigned int index;
 	struct cider_channel *ch;
+	struct ib_device *dma_dev;	/* the blocks' mapping, until unmapped */
 	int dead;			/* -errno once the store died */
-	unsigned int busy;		/* slots in use */
+	unsigned int busy;		/* slots not free */
 	u32 opid;
 	struct list_head runq;		/* kslots to resume */
 	struct list_head mail;		/* cider_kmsg to deliver */
 	struct list_head posts;		/* batches to submit after the unlock */
 	struct list_head finished;	/* requests to complete after the unlock */
+	struct cider_kvs_stats stats;
 	wait_queue_head_t slot_wait;
 	struct cider_fabric fab;
 	struct cider_client clients[CIDER_KVS_SLOTS];
 	struct cider_kslot slots[CIDER_KVS_SLOTS];
 	struct cider_lwc lwc[CIDER_KVS_SLOTS];
-	struct cider_slab_ent ring[CIDER_KVS_RING];
+	struct cider_slab_ent *ring;	/* CIDER_KVS_RING per size class */
 	struct cider_cn cn;
 };
 
@@ -75,6 +115,8 @@ struct cider_kvs {
 	struct cider_cfg cfg;
 	atomic_t dead;			/* -errno once the store died */
 	unsigned int nr_shards;
+	u32 key_max, val_max;		/* the store's limits: the slots' buffers */
+	u32 blk_len;			/* hash: the largest block; array: 0 */
 	atomic64_t msgs_lost;		/* to other CNs: no CN-to-CN links yet */
 	struct cider_shard *shards[];
 };
@@ -115,8 +157,7 @@ static void cider_kvs_cfg(struct cider_cfg *cfg, const struct cider_mn_sb *sb)
 	cfg->data_off = sb->data_off;
 	cfg->chunk_size = sb->chunk_size;
 	cfg->data_size_limit = sb->data_size;
-	cfg->block_size = CIDER_BLOCK_SIZE;
-	cfg->key_len = 8;
+	cfg->block_size = cfg->index == CIDER_INDEX_HASH ? CIDER_SLOT_UNIT : CIDER_BLOCK_SIZE;
 	cfg->lease_ns = sb->lease_ns;
 	cfg->grace_ns = sb->grace_ns;
 	cfg->backoff_t0_ns = 4000;	/* SMART: ~one round trip */
@@ -127,14 +168,28 @@ static void cider_kvs_cfg(struct cider_cfg *cfg, const struct cider_mn_sb *sb)
 
 /* ---- carrying out what the core asked for, after the unlock ---- */
 
+static unsigned int cider_kvs_res(int result)
+{
+	switch (result) {
+	case 0: return CIDER_KVS_OK;
+	case -ENOENT: return CIDER_KVS_NOTFOUND;
+	case -EEXIST: return CIDER_KVS_EXISTS;
+	case -ENOSPC: return CIDER_KVS_NOSPC;
+	case -ECOMM: return CIDER_KVS_UNKNOWN;
+	default: return CIDER_KVS_FAILED;
+	}
+}
+
+/* The operation ended: its result waits in the slot for its submitter. */
 static void cider_kvs_req_finish(struct cider_shard *sh, struct cider_kslot *ks, int result)
 {
 	struct cider_kv_req *r = ks->req;
 
+	sh->stats.ops[r->op][cider_kvs_res(result)]++;
 	r->result = result;
-	ks->req = NULL;
+	ks->state = CIDER_KSLOT_DONE;
 	ks->inflight = false;
-	sh->busy--;
+	ks->restart = 0;
 	list_add_tail(&r->node, &sh->finished);
 }
 
@@ -147,12 +202,10 @@ static void cider_shard_flush(struct cider_shard *sh)
 	struct cider_batch *b, *bt;
 	LIST_HEAD(posts);
 	LIST_HEAD(done);
-	bool freed;
 
 	cider_shard_run(sh);
 	list_splice_init(&sh->posts, &posts);
 	list_splice_init(&sh->finished, &done);
-	freed = !list_empty(&done);
 	spin_unlock_bh(&sh->lock);
 
 	list_for_each_entry_safe(b, bt, &posts, node) {
@@ -163,8 +216,6 @@ static void cider_shard_flush(struct cider_shard *sh)
 	}
 	list_for_each_entry(r, &done, node)
 		r->complete(r);
-	if (freed)
-		wake_up(&sh->slot_wait);
 	/* Last: the final reference to a request may be the node's last. */
 	list_for_each_entry_safe(r, rt, &done, node) {
 		list_del_init(&r->node);
@@ -172,13 +223,24 @@ static void cider_shard_flush(struct cider_shard *sh)
 	}
 }
 
+static struct cider_client *cider_kslot_client(struct cider_kslot *ks)
+{
+	return &ks->sh->clients[ks - ks->sh->slots];
+}
+
+/* Run core operation @op on the slot's bytes. */
 static void cider_kslot_start(struct cider_shard *sh, struct cider_kslot *ks, u8 op)
 {
 	struct cider_kv_req *r = ks->req;
+	struct cider_kv_args a = {
+		.op = op, .key = ks->key, .key_len = r->key_len, .value = ks->val,
+		.value_len = r->val_len, .out = ks->val, .out_len = r->val_len,
+		.opid = sh->opid++,
+	};
 
 	ks->restart = 0;
 	ks->attempts++;
-	cider_client_start(&sh->clients[ks - sh->slots], op, r->key, r->val, 8, sh->opid++);
+	cider_client_start(cider_kslot_client(ks), &a);
 }
 
 /* Resume woken clients and deliver messages until nothing is left. */
@@ -224,6 +286,47 @@ static u32 cider_verb_len(const struct cider_verb *v)
 
 static void cider_kvs_batch_done(struct cider_batch *b);
 
+/* A verb on the slot's block buffer moves its bytes in place (cider_batch_ext). */
+static bool cider_verb_ext(const struct cider_kslot *ks, const struct cider_verb *v)
+{
+	return v->buf && v->buf == ks->blk;
+}
+
+/* Room a verb takes in the batch's own buffer. */
+static u32 cider_verb_room(const struct cider_kslot *ks, const struct cider_verb *v)
+{
+	return cider_verb_ext(ks, v) ? 0 : ALIGN(cider_verb_len(v), 8);
+}
+
+static void cider_kvs_batch_verb(struct cider_batch *b, struct cider_kslot *ks,
+				 unsigned int i, struct cider_verb *v, u32 off)
+{
+	switch (v->op) {
+	case CIDER_V_READ:
+		cider_batch_read(b, i, v->addr, v->len, off);
+		break;
+	case CIDER_V_WRITE:
+		if (!cider_verb_ext(ks, v))
+			memcpy(b->buf + off, v->buf ?: (void *)v->data, v->len);
+		cider_batch_write(b, i, v->addr, v->len, off);
+		break;
+	case CIDER_V_CAS:
+		cider_batch_cas(b, i, v->addr, v->arg0, v->arg1, off);
+		break;
+	default:
+		cider_batch_faa(b, i, v->addr, v->arg0, off);
+		break;
+	}
+	if (!cider_verb_ext(ks, v))
+		return;
+	cider_batch_ext(b, i, ks->blk_dma);
+	if (v->op == CIDER_V_WRITE)	/* the block is final: the device may read it */
+		ib_dma_sync_single_for_device(ks->sh->dma_dev, ks->blk_dma, v->len,
+					      DMA_BIDIRECTIONAL);
+}
+
+static void cider_kvs_batch_done(struct cider_batch *b);
+
 /* The core's verbs as one batch: one doorbell. */
 static struct cider_batch *cider_kvs_batch(struct cider_kslot *ks, struct cider_verb *v,
 					   unsigned int n)
@@ -233,33 +336,59 @@ static struct cider_batch *cider_kvs_batch(struct cider_kslot *ks, struct cider_
 	u32 len = 0, off;
 
 	for (i = 0; i < n; i++)
-		len += ALIGN(cider_verb_len(&v[i]), 8);
-	b = cider_batch_alloc(n, len, GFP_ATOMIC);
+		len += cider_verb_room(ks, &v[i]);
+	b = cider_batch_alloc(n, max_t(u32, len, 8), GFP_ATOMIC);
 	if (!b)
 		return NULL;
-	for (i = 0, off = 0; i < n; off += ALIGN(cider_verb_len(&v[i]), 8), i++) {
-		switch (v[i].op) {
-		case CIDER_V_READ:
-			cider_batch_read(b, i, v[i].addr, v[i].len, off);
-			break;
-		case CIDER_V_WRITE:
-			memcpy(b->buf + off, v[i].buf ?: (void *)v[i].data, v[i].len);
-			cider_batch_write(b, i, v[i].addr, v[i].len, off);
-			ks->req->wrote = true;
-			break;
-		case CIDER_V_CAS:
-			cider_batch_cas(b, i, v[i].addr, v[i].arg0, v[i].arg1, off);
-			ks->req->wrote = true;
-			break;
-		default:
-			cider_batch_faa(b, i, v[i].addr, v[i].arg0, off);
-			ks->req->wrote = true;
-			break;
-		}
+	for (i = 0, off = 0; i < n; off += cider_verb_room(ks, &v[i]), i++) {
+		ks->sh->stats.verbs[v[i].op & 3]++;
+		cider_kvs_batch_verb(b, ks, i, &v[i], off);
 	}
 	b->priv = ks;
 	b->complete = cider_kvs_batch_done;
 	return b;
+}
+
+static void cider_kvs_wake(void *fab, struct cider_client *c);
+
+/*
+ * No memory for the batch (GFP_ATOMIC, under the shard's lock).  Failing
+ * its verbs now would end the operation and kill its client, losing the
+ * slot for good, so the slot's timer tries again every millisecond.
+ * Only after op_timeout_ms do the verbs fail, unsent: the core ends the
+ * operation (-ENOMEM if nothing it did took effect, else -ECOMM).
+ */
+static void cider_kslot_no_memory(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	u64 now = ktime_get_ns();
+	unsigned int i;
+
+	if (!ks->repost) {
+		ks->repost = true;
+		ks->repost_until = now + READ_ONCE(cider_op_timeout_ms) * NSEC_PER_MSEC;
+	} else if (now >= ks->repost_until) {
+		ks->repost = false;
+		for (i = 0; i < ks->nv; i++)
+			ks->v[i].status = -ENOMEM;
+		ks->nomem = true;
+		cider_kvs_wake(sh, cider_kslot_client(ks));
+		return;
+	}
+	hrtimer_start(&ks->timer, ms_to_ktime(1), HRTIMER_MODE_REL_SOFT);
+}
+
+/* Build the slot's batch and queue it for the unlock, or wait for memory. */
+static void cider_kslot_post(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	struct cider_batch *b = cider_kvs_batch(ks, ks->v, ks->nv);
+
+	if (!b) {
+		cider_kslot_no_memory(sh, ks);
+		return;
+	}
+	ks->repost = false;
+	ks->inflight = true;
+	list_add_tail(&b->node, &sh->posts);
 }
 
 static void cider_kvs_post(void *fab, struct cider_client *c, struct cider_verb *v,
@@ -267,18 +396,10 @@ static void cider_kvs_post(void *fab, struct cider_client *c, struct cider_verb 
 {
 	struct cider_shard *sh = fab;
 	struct cider_kslot *ks = cider_kslot_of(sh, c);
-	struct cider_batch *b = cider_kvs_batch(ks, v, n);
 
 	ks->v = v;
 	ks->nv = n;
-	ks->inflight = true;
-	if (!b) {
-		/* The core cannot fail a verb yet: end the operation here. */
-		cider_client_crash(c);
-		cider_kvs_req_finish(sh, ks, -ENOMEM);
-		return;
-	}
-	list_add_tail(&b->node, &sh->posts);
+	cider_kslot_post(sh, ks);
 }
 
 static void cider_kvs_send(void *fab, struct cider_cn *from, u32 to_cn,
@@ -326,21 +447,48 @@ static void cider_kvs_wake(void *fab, struct cider_client *c)
 	}
 }
 
-static const int cider_kvs_errno[] = {
+static const int cider_kvs_errno[CIDER_RES_NR] = {
 	[CIDER_RES_OK] = 0,
 	[CIDER_RES_NOTFOUND] = -ENOENT,
 	[CIDER_RES_EXISTS] = -EEXIST,
 	[CIDER_RES_NOSPC] = -ENOSPC,
 	[CIDER_RES_UNKNOWN] = -ECOMM,
+	[CIDER_RES_FAILED] = -ENOTCONN,
+	[CIDER_RES_INVALID] = -EINVAL,
 };
+
+/*
+ * An UPDATE ended: was it locked, and was its write covered by another's
+ * (local or queue write combining)?  Installers are told apart by opid
+ * among the shard's recent ones: a batch's members end with its writer.
+ */
+static void cider_kvs_count_update(struct cider_shard *sh, const struct cider_client *c)
+{
+	struct cider_kvs_stats *st = &sh->stats;
+	u32 *seen = &st->wc_seen[c->writer % ARRAY_SIZE(st->wc_seen)];
+
+	if (c->op != CIDER_UPDATE)
+		return;
+	st->updates++;
+	st->pessimistic += c->pess;
+	if (c->res != CIDER_RES_OK || c->writer == c->opid)
+		return;
+	st->combined++;
+	if (*seen != c->writer + 1) {
+		*seen = c->writer + 1;
+		st->installers++;
+	}
+}
 
 static void cider_kvs_done(void *fab, struct cider_client *c)
 {
 	struct cider_shard *sh = fab;
 	struct cider_kslot *ks = cider_kslot_of(sh, c);
+	int ret;
 
-	if (WARN_ON_ONCE(!ks->req))
+	if (WARN_ON_ONCE(ks->state != CIDER_KSLOT_RUNNING))
 		return;
+	cider_kvs_count_update(sh, c);
 	/*
 	 * PUT is UPDATE, or INSERT when the key is absent; a concurrent
 	 * INSERT or DELETE in between sends it back (a few times at most).
@@ -351,9 +499,12 @@ static void cider_kvs_done(void *fab, struct cider_client *c)
 		cider_kvs_wake(fab, c);
 		return;
 	}
-	ks->req->got = c->got;
-	cider_kvs_req_finish(sh, ks, c->res < ARRAY_SIZE(cider_kvs_errno) && c->res ?
-			     cider_kvs_errno[c->res] : -EIO);
+	ks->req->got_len = c->got_len;
+	if (c->res == CIDER_RES_FAILED && ks->nomem)
+		ret = -ENOMEM;
+	else
+		ret = c->res < CIDER_RES_NR ? cider_kvs_errno[c->res] : -EIO;
+	cider_kvs_req_finish(sh, ks, ret);
 }
 
 static void cider_kvs_trace(void *fab, struct cider_client *c, u8 type, u64 lock, u64 a, u64 b)
@@ -386,41 +537,68 @@ static const struct cider_fabric_ops cider_kvs_fabric_ops = {
 
 /* ---- events from the data path and the clock ---- */
 
-/* A verb failed: the node is lost or refused us.  The store dies. */
-static void cider_kslot_fail(struct cider_shard *sh, struct cider_kslot *ks, int status)
+/* The store dies with its first failure: the node is lost or refused us. */
+static void cider_kvs_die(struct cider_kvs *kvs, int status)
 {
-	struct cider_kv_req *r = ks->req;
+	if (atomic_cmpxchg(&kvs->dead, 0, status) == 0)
+		cider_mn_lost(kvs->mn, status);
+}
 
-	cider_client_crash(&sh->clients[ks - sh->slots]);
-	cider_kvs_req_finish(sh, ks, r->wrote ? -ECOMM : -ENOTCONN);
-	if (atomic_cmpxchg(&sh->kvs->dead, 0, status) == 0)
-		cider_mn_lost(sh->kvs->mn, status);
+/*
+ * An operation that will not be resumed ends: the core says whether it
+ * may have taken effect.  A PUT between its attempts wrote nothing.
+ */
+static void cider_kslot_abort(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	if (ks->state != CIDER_KSLOT_RUNNING || ks->inflight)
+		return;
+	ks->repost = false;
+	if (ks->restart)
+		cider_kvs_req_finish(sh, ks, -ENOTCONN);
+	else
+		cider_client_abort(cider_kslot_client(ks));
+}
+
+/* The batch's verbs back in the core's hands, each with its status. */
+static void cider_kvs_unpack(struct cider_kslot *ks, struct cider_batch *b)
+{
+	unsigned int i;
+	u32 off;
+
+	for (i = 0, off = 0; i < ks->nv; off += cider_verb_room(ks, &ks->v[i]), i++) {
+		struct cider_verb *v = &ks->v[i];
+
+		v->status = b->wr[i].status;
+		if (v->status)
+			continue;
+		if (v->op == CIDER_V_READ && cider_verb_ext(ks, v))
+			ib_dma_sync_single_for_cpu(ks->sh->dma_dev, ks->blk_dma, v->len,
+						   DMA_BIDIRECTIONAL);
+		else if (v->op == CIDER_V_READ)
+			memcpy(v->buf ?: (void *)v->data, b->buf + off, v->len);
+		else if (v->op != CIDER_V_WRITE)
+			v->old = cider_batch_u64(b, i);
+	}
 }
 
 static void cider_kvs_batch_done(struct cider_batch *b)
 {
 	struct cider_kslot *ks = b->priv;
 	struct cider_shard *sh = ks->sh;
-	unsigned int i;
-	u32 off;
 
 	spin_lock_bh(&sh->lock);
 	ks->inflight = false;
-	if (!ks->req)
+	if (ks->state != CIDER_KSLOT_RUNNING)
 		goto out;
-	if (b->status || cider_shard_dead(sh)) {
-		cider_kslot_fail(sh, ks, b->status ?: cider_shard_dead(sh));
-		goto out;
+	if (b->status)
+		cider_kvs_die(sh->kvs, b->status);
+	if (cider_shard_dead(sh) && !b->status) {
+		cider_kslot_abort(sh, ks);	/* killed while this batch was out */
+	} else {
+		/* A failed verb ends the operation in the core. */
+		cider_kvs_unpack(ks, b);
+		cider_client_resume(cider_kslot_client(ks));
 	}
-	for (i = 0, off = 0; i < ks->nv; off += ALIGN(cider_verb_len(&ks->v[i]), 8), i++) {
-		struct cider_verb *v = &ks->v[i];
-
-		if (v->op == CIDER_V_READ)
-			memcpy(v->buf ?: (void *)v->data, b->buf + off, v->len);
-		else if (v->op != CIDER_V_WRITE)
-			v->old = cider_batch_u64(b, i);
-	}
-	cider_client_resume(&sh->clients[ks - sh->slots]);
 out:
 	cider_shard_flush(sh);
 }
@@ -431,98 +609,104 @@ static enum hrtimer_restart cider_kslot_timer(struct hrtimer *t)
 	struct cider_shard *sh = ks->sh;
 
 	spin_lock_bh(&sh->lock);
-	if (!cider_shard_dead(sh) && ks->req)
-		cider_client_timer(&sh->clients[ks - sh->slots], ks->token);
+	/* The core's timer, or another try for a batch that had no memory. */
+	if (!cider_shard_dead(sh) && ks->state == CIDER_KSLOT_RUNNING) {
+		if (ks->repost)
+			cider_kslot_post(sh, ks);
+		else
+			cider_client_timer(cider_kslot_client(ks), ks->token);
+	}
 	cider_shard_flush(sh);
 	return HRTIMER_NORESTART;
 }
 
 /* ---- requests ---- */
 
+/* The request's last reference: its slot is free again. */
+static void cider_kslot_release(struct cider_kslot *ks)
+{
+	struct cider_shard *sh = ks->sh;
+
+	spin_lock_bh(&sh->lock);
+	ks->state = CIDER_KSLOT_FREE;
+	ks->req = NULL;
+	sh->busy--;
+	spin_unlock_bh(&sh->lock);
+	wake_up(&sh->slot_wait);
+}
+
 void cider_kv_req_put(struct cider_kv_req *r)
 {
 	if (!refcount_dec_and_test(&r->ref))
 		return;
+	if (r->ks)
+		cider_kslot_release(r->ks);
 	if (r->mn)
 		cider_mn_put(r->mn);
 	kfree(r);
 }
 
-static struct cider_shard *cider_kvs_shard(struct cider_kvs *kvs, u64 key)
+int cider_kv_req_copy_value(struct cider_kv_req *r)
 {
-	return kvs->shards[jhash_2words((u32)key, (u32)(key >> 32), 0) % kvs->nr_shards];
+	if (WARN_ON_ONCE(!r->ks || r->got_len > r->val_len))
+		return -EIO;
+	return copy_to_user(r->uval, r->ks->val, r->got_len) ? -EFAULT : 0;
 }
 
-/* A free slot, claimed; NULL when there is none. */
-static struct cider_kslot *cider_shard_claim(struct cider_shard *sh)
+/*
+ * The key's shard, from a hash of its first bytes and its length (a
+ * shard is a CN of its own, so a key that changes under us stays
+ * correct: kvstore.h).
+ */
+static int cider_kvs_pick(struct cider_kvs *kvs, struct cider_kv_req *r,
+			  struct cider_shard **shp)
 {
+	u8 head[CIDER_KVS_PICK_BYTES];
+	u32 n = min_t(u32, r->key_len, sizeof(head));
+
+	if (copy_from_user(head, r->ukey, n))
+		return -EFAULT;
+	*shp = kvs->shards[jhash(head, n, r->key_len) % kvs->nr_shards];
+	return 0;
+}
+
+/* A free slot, claimed for @r (FILLING): 1, 0 none free, -errno store dead. */
+static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
+{
+	int dead = 0;
 	unsigned int i;
 
-	lockdep_assert_held(&sh->lock);
-	for (i = 0; i < CIDER_KVS_SLOTS; i++) {
+	spin_lock_bh(&sh->lock);
+	dead = cider_shard_dead(sh);
+	for (i = 0; !dead && i < CIDER_KVS_SLOTS; i++) {
 		struct cider_kslot *ks = &sh->slots[i];
 
-		/* A crashed client is lost to the shard (kvstore.h). */
-		if (!ks->req && !sh->clients[i].dead && !ks->inflight)
-			return ks;
+		/* A dead client is lost to the shard (its qnodes, its lease). */
+		if (ks->state != CIDER_KSLOT_FREE || sh->clients[i].dead || ks->inflight)
+			continue;
+		ks->state = CIDER_KSLOT_FILLING;
+		ks->req = r;
+		ks->attempts = 0;
+		ks->nomem = false;
+		ks->repost = false;
+		r->ks = ks;
+		sh->busy++;
+		break;
 	}
-	return NULL;
+	spin_unlock_bh(&sh->lock);
+	return dead ?: r->ks ? 1 : 0;
 }
 
-/* With the lock held: 1 started, 0 no slot, -errno store dead. */
-static const u8 cider_kvs_core_op[] = {
-	[CIDER_KV_GET] = CIDER_SEARCH,
-	[CIDER_KV_PUT] = CIDER_UPDATE,
-	[CIDER_KV_INSERT] = CIDER_INSERT,
-	[CIDER_KV_UPDATE] = CIDER_UPDATE,
-	[CIDER_KV_DELETE] = CIDER_DELETE,
-};
-
-static int cider_shard_try_start(struct cider_shard *sh, struct cider_kv_req *r)
+/* Wait (bounded, killable) for a slot unless @nowait: 0 or -errno. */
+static int cider_shard_claim_wait(struct cider_shard *sh, struct cider_kv_req *r, bool nowait)
 {
-	struct cider_kslot *ks;
-
-	lockdep_assert_held(&sh->lock);
-	if (cider_shard_dead(sh))
-		return cider_shard_dead(sh);
-	ks = cider_shard_claim(sh);
-	if (!ks)
-		return 0;
-	ks->req = r;
-	ks->attempts = 0;
-	sh->busy++;
-	refcount_inc(&r->ref);		/* the store's */
-	cider_kslot_start(sh, ks, cider_kvs_core_op[r->op]);
-	return 1;
-}
-
-static int cider_shard_start(struct cider_shard *sh, struct cider_kv_req *r)
-{
-	int ret;
-
-	spin_lock_bh(&sh->lock);
-	ret = cider_shard_try_start(sh, r);
-	if (ret)
-		cider_shard_flush(sh);
-	else
-		spin_unlock_bh(&sh->lock);
-	return ret;
-}
-
-int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait)
-{
-	struct cider_shard *sh;
 	long left;
-	int ret;
+	int ret = cider_shard_claim(sh, r);
 
-	if (!mn->kvs)
-		return -ENOTCONN;
-	sh = cider_kvs_shard(mn->kvs, r->key);
-	ret = cider_shard_start(sh, r);
 	if (ret || nowait)
 		return ret < 0 ? ret : ret ? 0 : -EAGAIN;
 	left = wait_event_killable_timeout(sh->slot_wait,
-					   (ret = cider_shard_start(sh, r)) != 0,
+					   (ret = cider_shard_claim(sh, r)) != 0,
 					   msecs_to_jiffies(READ_ONCE(cider_op_timeout_ms)));
 	if (left < 0)
 		return -EINTR;
@@ -531,7 +715,69 @@ int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait)
 	return ret < 0 ? ret : 0;
 }
 
+/* The bytes, once, into the claimed slot (process context, may fault). */
+static int cider_kslot_fill(struct cider_kslot *ks, struct cider_kv_req *r)
+{
+	if (copy_from_user(ks->key, r->ukey, r->key_len))
+		return -EFAULT;
+	if (r->op != CIDER_KV_GET && r->val_len &&
+	    copy_from_user(ks->val, r->uval, r->val_len))
+		return -EFAULT;
+	return 0;
+}
+
+static const u8 cider_kvs_core_op[] = {
+	[CIDER_KV_GET] = CIDER_SEARCH,
+	[CIDER_KV_PUT] = CIDER_UPDATE,
+	[CIDER_KV_INSERT] = CIDER_INSERT,
+	[CIDER_KV_UPDATE] = CIDER_UPDATE,
+	[CIDER_KV_DELETE] = CIDER_DELETE,
+};
+
+/* Filled: run it, unless the copy failed or the store died meanwhile. */
+static int cider_kslot_run(struct cider_kslot *ks, struct cider_kv_req *r, int filled)
+{
+	struct cider_shard *sh = ks->sh;
+	int ret;
+
+	spin_lock_bh(&sh->lock);
+	ret = filled ?: cider_shard_dead(sh);
+	if (ret) {
+		spin_unlock_bh(&sh->lock);
+		return ret;		/* the slot goes with the request */
+	}
+	ks->state = CIDER_KSLOT_RUNNING;
+	refcount_inc(&r->ref);		/* the store's, until it completes */
+	cider_kslot_start(sh, ks, cider_kvs_core_op[r->op]);
+	cider_shard_flush(sh);
+	return 0;
+}
+
+int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait)
+{
+	struct cider_shard *sh;
+	int ret;
+
+	if (!mn->kvs)
+		return -ENOTCONN;
+	if (r->key_len > mn->kvs->key_max || r->val_len > mn->kvs->val_max)
+		return -EINVAL;		/* kv.c checked: never */
+	ret = cider_kvs_pick(mn->kvs, r, &sh);
+	if (!ret)
+		ret = cider_shard_claim_wait(sh, r, nowait);
+	if (ret)
+		return ret;
+	return cider_kslot_run(r->ks, r, cider_kslot_fill(r->ks, r));
+}
+
 /* ---- what an operator can see ---- */
+
+static const char *const cider_kslot_state_names[] = {
+	[CIDER_KSLOT_FREE] = "free",
+	[CIDER_KSLOT_FILLING] = "filling",
+	[CIDER_KSLOT_RUNNING] = "running",
+	[CIDER_KSLOT_DONE] = "done",
+};
 
 static void cider_shard_show(struct seq_file *m, struct cider_shard *sh)
 {
@@ -544,21 +790,73 @@ static void cider_shard_show(struct seq_file *m, struct cider_shard *sh)
 		const struct cider_client *c = &sh->clients[s];
 		const struct cider_kslot *ks = &sh->slots[s];
 
-		if (!ks->req)
+		if (ks->state == CIDER_KSLOT_FREE)
 			continue;
-		seq_printf(m, "  slot %u op %u key %llu: %s > %s > %s%s%s\n", s, ks->req->op,
-			   ks->req->key, cider_client_state_name(c),
-			   cider_client_sub_state_name(c), cider_client_leaf_state_name(c),
-			   c->parked ? ", parked" : "", ks->inflight ? ", verbs out" : "");
+		seq_printf(m, "  slot %u %s op %u key %u bytes id %#llx: %s > %s > %s%s%s\n", s,
+			   cider_kslot_state_names[ks->state], ks->req->op, ks->req->key_len,
+			   c->key, cider_client_state_name(c), cider_client_sub_state_name(c),
+			   cider_client_leaf_state_name(c), c->parked ? ", parked" : "",
+			   ks->inflight ? ", verbs out" : "");
 	}
 	for (s = 0; s < CIDER_QNODES_PER_CN; s++) {
 		const struct cider_qnode *q = &sh->cn.q[s];
 
 		if (q->id)
-			seq_printf(m, "  qnode %#llx key %llu lock %#llx %s\n", q->id, q->key,
+			seq_printf(m, "  qnode %#llx key %#llx lock %#llx %s\n", q->id, q->key,
 				   q->laddr, cider_qstate_name(q->state));
 	}
 	spin_unlock_bh(&sh->lock);
+}
+
+static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *sh, u64 *cas_fail)
+{
+	unsigned int i, j;
+
+	spin_lock_bh(&sh->lock);
+	for (i = 0; i <= CIDER_KV_DELETE; i++)
+		for (j = 0; j < CIDER_KVS_NR_RES; j++)
+			t->ops[i][j] += sh->stats.ops[i][j];
+	for (i = 0; i < ARRAY_SIZE(t->verbs); i++)
+		t->verbs[i] += sh->stats.verbs[i];
+	t->updates += sh->stats.updates;
+	t->pessimistic += sh->stats.pessimistic;
+	t->combined += sh->stats.combined;
+	t->installers += sh->stats.installers;
+	for (i = 0; i < CIDER_KVS_SLOTS; i++)
+		*cas_fail += sh->clients[i].st.cas_fail;
+	spin_unlock_bh(&sh->lock);
+}
+
+/*
+ * debugfs mnN: one "kv" line of key=value counters since attach, summed
+ * over the shards (Documentation/kv.rst lists them).
+ */
+void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
+{
+	static const char *const ops[] = { "", "get", "put", "insert", "update", "delete" };
+	static const char *const res[] = { "ok", "notfound", "exists", "nospc", "unknown",
+					   "failed" };
+	struct cider_kvs_stats *t;
+	unsigned int i, j;
+	u64 cas_fail = 0;
+
+	if (!mn->kvs)
+		return;
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return;
+	for (i = 0; i < mn->kvs->nr_shards; i++)
+		cider_kvs_stats_add(t, mn->kvs->shards[i], &cas_fail);
+	seq_puts(m, "kv");
+	for (i = CIDER_KV_GET; i <= CIDER_KV_DELETE; i++)
+		for (j = 0; j < CIDER_KVS_NR_RES; j++)
+			seq_printf(m, " %s_%s=%llu", ops[i], res[j], t->ops[i][j]);
+	seq_printf(m, " verbs_read=%llu verbs_write=%llu verbs_cas=%llu verbs_faa=%llu",
+		   t->verbs[CIDER_V_READ], t->verbs[CIDER_V_WRITE], t->verbs[CIDER_V_CAS],
+		   t->verbs[CIDER_V_FAA]);
+	seq_printf(m, " updates=%llu cas_fail=%llu pessimistic=%llu combined=%llu installers=%llu\n",
+		   t->updates, cas_fail, t->pessimistic, t->combined, t->installers);
+	kfree(t);
 }
 
 /* debugfs: every operation under way and every queue node, by state. */
@@ -579,10 +877,63 @@ void cider_kvs_show(struct seq_file *m, struct cider_mn *mn)
 
 /* ---- life of a store ---- */
 
-static void cider_shard_init(struct cider_kvs *kvs, struct cider_shard *sh, unsigned int i)
+/* A slot's buffers; the block buffer is mapped by cider_shard_map(). */
+static int cider_kslot_alloc(struct cider_kvs *kvs, struct cider_kslot *ks)
 {
+	ks->key = kvmalloc(kvs->key_max, GFP_KERNEL);
+	ks->val = kvmalloc(kvs->val_max, GFP_KERNEL);
+	if (!ks->key || !ks->val)
+		return -ENOMEM;
+	if (!kvs->blk_len)
+		return 0;
+	/* DMA-mapped: physically contiguous, not vmalloc. */
+	ks->blk = kmalloc(kvs->blk_len, GFP_KERNEL | __GFP_NOWARN);
+	return ks->blk ? 0 : -ENOMEM;
+}
+
+static void cider_shard_unmap(struct cider_shard *sh)
+{
+	struct ib_device *dev;
+	unsigned int s;
+
+	spin_lock_bh(&sh->lock);
+	dev = sh->dma_dev;
+	sh->dma_dev = NULL;
+	spin_unlock_bh(&sh->lock);
+	for (s = 0; dev && s < CIDER_KVS_SLOTS; s++)
+		if (sh->slots[s].blk)
+			ib_dma_unmap_single(dev, sh->slots[s].blk_dma, sh->kvs->blk_len,
+					    DMA_BIDIRECTIONAL);
+}
+
+/* The block buffers, mapped once on the shard's channel's device. */
+static int cider_shard_map(struct cider_shard *sh)
+{
+	struct ib_device *dev = sh->ch->dev;
+	unsigned int s;
+
+	for (s = 0; s < CIDER_KVS_SLOTS && sh->kvs->blk_len; s++) {
+		struct cider_kslot *ks = &sh->slots[s];
+
+		ks->blk_dma = ib_dma_map_single(dev, ks->blk, sh->kvs->blk_len,
+						DMA_BIDIRECTIONAL);
+		if (ib_dma_mapping_error(dev, ks->blk_dma)) {
+			while (s--)
+				ib_dma_unmap_single(dev, sh->slots[s].blk_dma, sh->kvs->blk_len,
+						    DMA_BIDIRECTIONAL);
+			return -ENOMEM;
+		}
+	}
+	sh->dma_dev = dev;
+	return 0;
+}
+
+static int cider_shard_init(struct cider_kvs *kvs, struct cider_shard *sh, unsigned int i)
+{
+	u32 classes = kvs->cfg.index == CIDER_INDEX_HASH ? CIDER_NR_CLASSES : 1;
 	struct cider_mn *mn = kvs->mn;
 	unsigned int s;
+	int ret;
 
 	spin_lock_init(&sh->lock);
 	sh->kvs = kvs;
@@ -602,37 +953,62 @@ static void cider_shard_init(struct cider_kvs *kvs, struct cider_shard *sh, unsi
 		INIT_LIST_HEAD(&ks->run);
 		hrtimer_init(&ks->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 		ks->timer.function = cider_kslot_timer;
+		ret = cider_kslot_alloc(kvs, ks);
+		if (ret)
+			return ret;
 	}
+	sh->ring = kvcalloc((size_t)CIDER_KVS_RING * classes, sizeof(*sh->ring), GFP_KERNEL);
+	if (!sh->ring)
+		return -ENOMEM;
+	ret = cider_shard_map(sh);
+	if (ret)
+		return ret;
 	/* Each shard is a CN of its own to the protocol: ids 16 per CN. */
 	cider_cn_init(&sh->cn, mn->cn_id * CIDER_KVS_MAX_SHARDS + i, &kvs->cfg, &sh->fab,
 		      sh->clients, sh->lwc, CIDER_KVS_SLOTS, sh->ring, CIDER_KVS_RING);
+	/* After the init, which clears the clients. */
+	for (s = 0; s < CIDER_KVS_SLOTS; s++)
+		sh->clients[s].buf = sh->slots[s].blk;
+	return 0;
+}
+
+/* The store's limits; the hash index's blocks hold the longest key and value. */
+static int cider_kvs_limits(struct cider_kvs *kvs, const struct cider_mn_sb *sb)
+{
+	int cls;
+
+	kvs->key_max = sb->max_key_len;
+	kvs->val_max = max_t(u32, sb->max_value_len, 8);
+	if (sb->index == CIDER_SB_INDEX_ARRAY)
+		return 0;
+	cls = cider_block_class(kvs->key_max, kvs->val_max);
+	if (cls < 0)
+		return -EPROTO;		/* cider_store_check() refuses it first */
+	kvs->blk_len = cider_class_size((u32)cls);
+	return 0;
 }
 
 int cider_kvs_create(struct cider_mn *mn)
 {
 	unsigned int i, n = min_t(unsigned int, mn->nr_chans, CIDER_KVS_MAX_SHARDS);
 	struct cider_kvs *kvs;
+	int ret;
 
-	/* KV operations on it then fail with -EOPNOTSUPP; raw ones work. */
-	if (mn->sb.index != CIDER_SB_INDEX_ARRAY)
-		return 0;
 	kvs = kzalloc(struct_size(kvs, shards, n), GFP_KERNEL);
 	if (!kvs)
 		return -ENOMEM;
 	kvs->mn = mn;
 	kvs->nr_shards = n;
 	cider_kvs_cfg(&kvs->cfg, &mn->sb);
-	for (i = 0; i < n; i++) {
-		kvs->shards[i] = kvzalloc(sizeof(*kvs->shards[i]), GFP_KERNEL);
-		if (!kvs->shards[i]) {
-			mn->kvs = kvs;
-			cider_kvs_free(mn);
-			return -ENOMEM;
-		}
-		cider_shard_init(kvs, kvs->shards[i], i);
-	}
 	mn->kvs = kvs;
-	return 0;
+	ret = cider_kvs_limits(kvs, &mn->sb);
+	for (i = 0; !ret && i < n; i++) {
+		kvs->shards[i] = kvzalloc(sizeof(*kvs->shards[i]), GFP_KERNEL);
+		ret = kvs->shards[i] ? cider_shard_init(kvs, kvs->shards[i], i) : -ENOMEM;
+	}
+	if (ret)
+		cider_kvs_free(mn);
+	return ret;
 }
 
 /* Operations parked on a timer or a message will not be resumed: end them. */
@@ -643,13 +1019,9 @@ static void cider_shard_kill(struct cider_shard *sh, int reason)
 	spin_lock_bh(&sh->lock);
 	if (!sh->dead)
 		sh->dead = reason;
-	for (s = 0; s < CIDER_KVS_SLOTS; s++) {
-		struct cider_kslot *ks = &sh->slots[s];
-
-		/* One with a batch out ends when the data path finishes it. */
-		if (ks->req && !ks->inflight)
-			cider_kslot_fail(sh, ks, reason);
-	}
+	/* One with a batch out ends when the data path finishes it. */
+	for (s = 0; s < CIDER_KVS_SLOTS; s++)
+		cider_kslot_abort(sh, &sh->slots[s]);
 	cider_shard_flush(sh);
 }
 
@@ -674,22 +1046,48 @@ void cider_kvs_kill(struct cider_mn *mn, int reason)
 }
 
 /*
+ * Teardown, after the kill and with the channels destroyed: no verb can
+ * touch a slot's block any more.  Idempotent.
+ */
+void cider_kvs_unmap(struct cider_mn *mn)
+{
+	struct cider_kvs *kvs = mn->kvs;
+	unsigned int i;
+
+	for (i = 0; kvs && i < kvs->nr_shards && kvs->shards[i]; i++)
+		cider_shard_unmap(kvs->shards[i]);
+}
+
+static void cider_shard_free(struct cider_shard *sh)
+{
+	struct cider_kmsg *km, *t;
+	unsigned int s;
+
+	list_for_each_entry_safe(km, t, &sh->mail, node)
+		kfree(km);
+	for (s = 0; s < CIDER_KVS_SLOTS; s++) {
+		kvfree(sh->slots[s].key);
+		kvfree(sh->slots[s].val);
+		kfree(sh->slots[s].blk);
+	}
+	kvfree(sh->ring);
+	kvfree(sh);
+}
+
+/*
  * The node's last reference is gone: nobody can submit, and the kill
  * (at teardown) stopped every timer.  Any context.
  */
 void cider_kvs_free(struct cider_mn *mn)
 {
 	struct cider_kvs *kvs = mn->kvs;
-	struct cider_kmsg *km, *t;
 	unsigned int i;
 
 	if (!kvs)
 		return;
-	for (i = 0; i < kvs->nr_shards && kvs->shards[i]; i++) {
-		list_for_each_entry_safe(km, t, &kvs->shards[i]->mail, node)
-			kfree(km);
-		kvfree(kvs->shards[i]);
-	}
+	cider_kvs_unmap(mn);	/* a failed create: the device is still there */
+	for (i = 0; i < kvs->nr_shards && kvs->shards[i]; i++)
+		cider_shard_free(kvs->shards[i]);
 	kfree(kvs);
 	mn->kvs = NULL;
 }

@@ -12,6 +12,17 @@
  * shared across shards on the hot path.  The core never blocks: what it
  * asks for while the lock is held (batches to post, messages, requests
  * finished) is collected and carried out after the unlock.
+ *
+ * A shard being a CN of its own, a key that reached another shard (its
+ * bytes changed between the shard's choice and the copy) is still
+ * correct: only combining with the key's other operations is lost.
+ *
+ * Buffers: every operation slot owns a key and a value buffer and, for
+ * the hash index, the core's block buffer, DMA-mapped once when the
+ * store is created.  The submitter copies the key and value in once
+ * (process context, the slot claimed), a GET's value is copied out from
+ * the slot by its submitter; the slot is free again with the request's
+ * last reference.
  */
 #ifndef _CIDER_KVSTORE_H
 #define _CIDER_KVSTORE_H
@@ -25,23 +36,24 @@
 
 struct cider_mn;
 struct cider_kvs;
+struct cider_kslot;
 
 /* One KV operation on its way through a store. */
 struct cider_kv_req {
 	refcount_t ref;			/* submitter + store while running */
 	struct cider_mn *mn;		/* a reference, dropped with the request */
+	struct cider_kslot *ks;		/* its slot: from the claim to the last put */
 	u8 op;				/* CIDER_KV_* */
-	u64 key;			/* array index: the key */
-	u64 val;			/* PUT/INSERT/UPDATE: the value */
-	u64 got;			/* GET: the value read */
+	const void __user *ukey;
+	u32 key_len;
+	void __user *uval;		/* PUT/INSERT/UPDATE: the value; GET: the buffer */
+	u32 val_len;
+	u32 got_len;			/* GET: the value's length */
 	int result;			/* -errno, or 0 */
-	bool wrote;			/* a write was posted: failure = unknown */
 	void (*complete)(struct cider_kv_req *r);	/* any context */
 	struct completion done;		/* for synchronous callers */
 	struct list_head node;		/* the shard's finished list */
 	struct cider_uring_link ulink;	/* io_uring: the command */
-	void __user *ubuf;		/* GET: the user's buffer */
-	u32 ubuf_len;
 	u32 store;
 };
 
@@ -60,10 +72,20 @@ void cider_kvs_free(struct cider_mn *mn);
  */
 int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait);
 
+/*
+ * A finished GET: copy its value (got_len bytes) to the user's buffer.
+ * Process context of the submitter; 0 or -EFAULT.
+ */
+int cider_kv_req_copy_value(struct cider_kv_req *r);
+
 void cider_kv_req_put(struct cider_kv_req *r);
+/* Teardown, before the device goes: the slots' buffers are unmapped. */
+void cider_kvs_unmap(struct cider_mn *mn);
 
 struct seq_file;
 /* debugfs: the operations under way and the queue nodes, by state name. */
 void cider_kvs_show(struct seq_file *m, struct cider_mn *mn);
+/* debugfs: the store's counters as one "kv k=v ..." line (none without a store). */
+void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn);
 
 #endif

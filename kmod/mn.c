@@ -284,6 +284,8 @@ static void cider_mn_teardown(struct cider_mn *mn, int reason)
 		cider_channel_destroy(&mn->chans[i]);
 	mutex_unlock(&mn->res_lock);
 	cider_kvs_kill(mn, READ_ONCE(mn->dead_reason));
+	/* Before the device can go: nothing maps a slot's block any more. */
+	cider_kvs_unmap(mn);
 }
 
 /*

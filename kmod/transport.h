@@ -125,6 +125,8 @@ struct cider_wr {
 	u8 op;			/* enum cider_rdma_op */
 	int status;		/* final -errno or 0, see cider_batch_finish() */
 	u32 buf_off;		/* of this WR's bytes in the batch buffer */
+	bool ext;		/* its bytes are in its owner's mapped buffer: */
+	u64 ext_dma;		/* at this DMA address (cider_batch_ext) */
 };
 
 struct cider_batch {
@@ -173,6 +175,7 @@ void cider_batch_read(struct cider_batch *b, unsigned int i, u64 remote, u32 len
 void cider_batch_write(struct cider_batch *b, unsigned int i, u64 remote, u32 len, u32 off);
 void cider_batch_cas(struct cider_batch *b, unsigned int i, u64 remote, u64 cmp, u64 swp, u32 off);
 void cider_batch_faa(struct cider_batch *b, unsigned int i, u64 remote, u64 add, u32 off);
+void cider_batch_ext(struct cider_batch *b, unsigned int i, u64 dma);
 int cider_batch_map(struct cider_batch *b, struct cider_channel *ch, u64 base, u32 rkey);
 void cider_batch_finish(struct cider_batch *b);
 void cider_batch_put(struct cider_batch *b);

@@ -95,38 +95,25 @@ void cider_block_unlinked(struct cider_client *c, u64 word)
 }
 
 /*
- * Hash index: build the KV block for (c->key, c->wval, c->wvlen) in c->buf
- * and describe the WRITE of it to @blk; the key is its 8-byte id and
- * filler, the value its 8-byte id and filler, so that every byte is
- * checked by CRC.
+ * Hash index: build the KV block for (c->kbytes, c->wval, c->wvlen) in
+ * c->buf and describe the WRITE of it to @blk.  The value may be another
+ * client's (local WC); the block's incarnation is the writing operation.
  */
 bool cider_block_build(struct cider_client *c, u64 blk)
 {
-	u32 klen = cfg_of(c)->key_len;
 	int n;
 
-	cider_key_bytes(c, c->buf + CIDER_BLOCK_HDR);
-	cider_fill(c->buf + CIDER_BLOCK_HDR + klen, c->wval, c->wvlen);
-	/* A block no class holds must not become a 4 GiB WRITE. */
-	n = cider_block_seal(c->buf, c->wop, klen, c->wvlen);
+	/* A block no class holds must not be copied, nor become a 4 GiB WRITE. */
+	if (cider_block_class(c->klen, c->wvlen) < 0)
+		return false;
+	memcpy(c->buf + CIDER_BLOCK_HDR, c->kbytes, c->klen);
+	if (c->wvlen)
+		memcpy(c->buf + CIDER_BLOCK_HDR + c->klen, c->wval, c->wvlen);
+	n = cider_block_seal(c->buf, c->wop, c->klen, c->wvlen);
 	if (n < 0)
 		return false;
 	v_add(c, CIDER_V_WRITE, blk, (u32)n)->buf = c->buf;
 	return true;
-}
-
-/* The bytes of c->key: its id (little-endian), then filler from it. */
-void cider_key_bytes(const struct cider_client *c, u8 *out)
-{
-	cider_fill(out, c->key, cfg_of(c)->key_len);
-}
-
-void cider_fill(u8 *out, u64 id, u32 len)
-{
-	u32 i;
-
-	for (i = 0; i < len; i++)
-		out[i] = i < 8 ? (u8)(id >> (8 * i)) : (u8)(id * 31 + i);
 }
 
 /* A block this client allocated but never linked (*@blk: 0 after). */

@@ -48,7 +48,5 @@ const char *cider_fence_state_name(u8 state);
 void cider_block_unlinked(struct cider_client *c, u64 word);
 void cider_block_unused(struct cider_client *c, u64 *blk);
 bool cider_block_build(struct cider_client *c, u64 blk);
-void cider_key_bytes(const struct cider_client *c, u8 *out);
-void cider_fill(u8 *out, u64 id, u32 len);
 
 #endif

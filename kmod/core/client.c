@@ -193,6 +193,11 @@ static enum cider_step cider_op_search_check(struct cider_client *c)
 	}
 	/* Within the rule, the block is the key's: else the checker flags it. */
 	c->res = cider_hashed(c) || c->v[0].data[0] == c->key ? CIDER_RES_OK : CIDER_RES_NONE;
+	if (!cider_hashed(c)) {
+		c->got_len = 8;
+		if (c->out)
+			cider_put_le64(c->out, c->got, c->out_len);
+	}
 	return cider_op_goto(c, CIDER_OP_DONE);
 }
 
@@ -489,6 +494,17 @@ static enum cider_step cider_op_once(struct cider_client *c)
 	return c->state < CIDER_OP_OPTIMISTIC ? cider_op_front(c) : cider_op_back(c);
 }
 
+/* Did a verb of the batch just completed fail? */
+static bool cider_verbs_failed(const struct cider_client *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nv; i++)
+		if (c->v[i].status)
+			return true;
+	return false;
+}
+
 /* Do what the machine's last step asked for. */
 void cider_client_resume(struct cider_client *c)
 {
@@ -496,6 +512,10 @@ void cider_client_resume(struct cider_client *c)
 
 	if (c->dead || !c->busy)
 		return;
+	if (cider_verbs_failed(c)) {
+		cider_client_abort(c);
+		return;
+	}
 	switch (cider_run(c, cider_op_once)) {
 	case CIDER_STEP_POSTED:
 		fab->ops->post(fab->priv, c, c->v, c->nv);
@@ -516,15 +536,45 @@ void cider_client_resume(struct cider_client *c)
 	}
 }
 
-void cider_client_start(struct cider_client *c, u8 op, u64 key, u64 val, u32 vlen, u32 opid)
+/* Do the arguments fit the index?  (The core never trusts its caller's lengths.) */
+static bool cider_args_ok(const struct cider_client *c, const struct cider_kv_args *a)
 {
-	c->op = op;
-	c->key = key;
-	c->val = val;
-	c->vlen = vlen;
-	c->opid = opid;
+	bool writes = a->op == CIDER_INSERT || a->op == CIDER_UPDATE;
+
+	if (a->op > CIDER_DELETE || !a->key)
+		return false;
+	if (writes && a->value_len && !a->value)
+		return false;
+	if (!cider_hashed(c))
+		return a->key_len == 8 && cider_le64(a->key, 8) < cfg_of(c)->nr_keys &&
+		       (!writes || a->value_len == 8);
+	return a->key_len && a->key_len <= CIDER_MAX_KEY &&
+	       (!writes || a->value_len <= CIDER_MAX_VALUE);
+}
+
+/* The operation ends now, with @res, without a verb. */
+static void cider_client_end(struct cider_client *c, u8 res)
+{
+	c->res = res;
+	c->busy = false;
+	c->st.ops++;
+	c->cn->fab->ops->done(c->cn->fab->priv, c);
+}
+
+void cider_client_start(struct cider_client *c, const struct cider_kv_args *a)
+{
+	c->op = a->op;
+	c->kbytes = a->key;
+	c->klen = a->key_len;
+	c->val = a->value;
+	c->vlen = a->value_len;
+	c->out = a->out;
+	c->out_len = a->out ? a->out_len : 0;
+	c->opid = a->opid;
 	c->writer = 0;
 	c->got = 0;
+	c->got_len = 0;
+	c->exposed = false;
 	c->lw = NULL;
 	c->lw_member = false;
 	c->qn = NULL;
@@ -534,6 +584,12 @@ void cider_client_start(struct cider_client *c, u8 op, u64 key, u64 val, u32 vle
 	c->state = CIDER_OP_AGAIN;
 	c->res = CIDER_RES_NONE;
 	c->busy = true;
+	if (!cider_args_ok(c, a)) {
+		c->key = 0;
+		cider_client_end(c, CIDER_RES_INVALID);
+		return;
+	}
+	c->key = cider_hashed(c) ? cider_key_id(a->key, a->key_len) : cider_le64(a->key, 8);
 	cider_client_resume(c);
 }
 
@@ -543,6 +599,33 @@ void cider_client_crash(struct cider_client *c)
 	c->dead = true;
 	if (c->lw)
 		cider_lwc_done(c);
+}
+
+/*
+ * May this operation's effect be visible?  Once it posted a CAS on the
+ * data pointer, joined a lock queue (a combiner may install a later
+ * value over its own, which then happened) or a local WC batch whose
+ * combiner closed it.
+ */
+static bool cider_client_exposed(const struct cider_client *c)
+{
+	const struct cider_lwc *lw = c->lw;
+
+	return c->exposed || c->qn || c->res == CIDER_RES_UNKNOWN ||
+	       (lw && c->lw_member && !lw->open && (lw->cur >> c->index & 1));
+}
+
+void cider_client_abort(struct cider_client *c)
+{
+	u8 res;
+
+	if (c->dead || !c->busy)
+		return;
+	/* A settled local WC member keeps its combiner's result. */
+	res = c->res != CIDER_RES_NONE && !c->lw_member ? c->res :
+	      cider_client_exposed(c) ? CIDER_RES_UNKNOWN : CIDER_RES_FAILED;
+	cider_client_crash(c);
+	cider_client_end(c, res);
 }
 
 /* The CN's lock agent: a message from another CN's. */

@@ -58,17 +58,23 @@ struct cider_client {
 	struct cider_cn *cn;
 	bool dead;
 	bool busy;		/* an operation is under way */
-	/* the operation */
+	/* the operation, on the caller's bytes (struct cider_kv_args) */
 	u8 op;
-	u64 key;
-	u64 val;		/* INSERT/UPDATE: the value to write */
-	u32 vlen;		/* hash: its length in bytes (8..64 KiB) */
-	u64 wval;		/* the value actually written (local WC) */
+	u64 key;		/* array: the index; hash: cider_key_id() */
+	const u8 *kbytes;	/* the key */
+	u32 klen;
+	const u8 *val;		/* INSERT/UPDATE: the value to write */
+	u32 vlen;
+	const u8 *wval;		/* the value actually written (local WC) */
 	u32 wvlen;
 	u32 wop;		/* and the operation it belongs to */
 	u32 opid;		/* caller's id for this operation */
+	u8 *out;		/* SEARCH: where the value goes, */
+	u32 out_len;		/* up to this many bytes */
 	u8 res;
-	u64 got;		/* SEARCH: the value read */
+	u32 got_len;		/* SEARCH: the value's length */
+	u64 got;		/* SEARCH: its first 8 bytes (little-endian) */
+	bool exposed;		/* its effect may be visible: see cider_client_abort() */
 	u32 writer;		/* a write's installer (itself unless combined) */
 	bool pess;		/* this UPDATE went the pessimistic way */
 	bool escalate;		/* it was optimistic and lost too often */

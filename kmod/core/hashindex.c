@@ -25,34 +25,24 @@ static void cider_use_slot(struct cider_client *c, u32 b, u32 i)
 }
 
 /*
- * Is the block in c->buf (@len bytes fetched) an intact block of c->key?
- * Sets c->got to the value's first 8 bytes (its id) when it is.
+ * Is the block in c->buf (@len bytes fetched) an intact block of c's key?
+ * When it is, a SEARCH takes its value: c->got_len, c->got (the first 8
+ * bytes) and the first c->out_len bytes in c->out.
  */
 static enum cider_block_check cider_block_mine(struct cider_client *c, u32 len)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
-	struct cider_block_hdr h;
 	enum cider_block_check r;
 	const void *v;
-	u32 vl, i;
-	u64 got = 0;
+	u32 vl;
 
-	memcpy(&h, c->buf, sizeof(h));
-	/* Lengths and CRC first (against the block's own key bytes)... */
-	r = cider_block_check(c->buf, len, c->buf + CIDER_BLOCK_HDR, h.key_len, &v, &vl);
+	/* Lengths, CRC, then the key bytes against the caller's. */
+	r = cider_block_check(c->buf, len, c->kbytes, c->klen, &v, &vl);
 	if (r != CIDER_BLOCK_OK)
 		return r;
-	/* ...then whether that key is ours. */
-	if (h.key_len != cfg->key_len)
-		return CIDER_BLOCK_OTHER_KEY;
-	for (i = 0; i < h.key_len; i++) {
-		u8 want = i < 8 ? (u8)(c->key >> (8 * i)) : (u8)(c->key * 31 + i);
-
-		if (c->buf[CIDER_BLOCK_HDR + i] != want)
-			return CIDER_BLOCK_OTHER_KEY;
-	}
-	memcpy(&got, v, vl < 8 ? vl : 8);
-	c->got = got;
+	c->got_len = vl;
+	c->got = cider_le64(v, vl);
+	if (c->op == CIDER_SEARCH && c->out)
+		memcpy(c->out, v, vl < c->out_len ? vl : c->out_len);
 	return CIDER_BLOCK_OK;
 }
 
@@ -62,7 +52,7 @@ void cider_locate_ilock(struct cider_client *c)
 	const struct cider_cfg *cfg = cfg_of(c);
 	struct cider_hash_loc loc;
 
-	cider_hash_locate(&c->key, sizeof(c->key), cfg->nr_buckets, &loc);
+	cider_hash_locate(c->kbytes, c->klen, cfg->nr_buckets, &loc);
 	c->caddr = cfg->ilock_off + loc.bucket[0] * 16;
 }
 
@@ -89,7 +79,7 @@ static enum cider_step cider_locate_begin(struct cider_client *c)
 		l->state = CIDER_LOCATE_POINTER;
 		return CIDER_STEP_POSTED;
 	}
-	cider_hash_locate(&c->key, sizeof(c->key), cfg->nr_buckets, &loc);
+	cider_hash_locate(c->kbytes, c->klen, cfg->nr_buckets, &loc);
 	c->fp = loc.fp;
 	l->bucket[0] = loc.bucket[0];
 	l->bucket[1] = loc.bucket[1];

@@ -43,6 +43,9 @@ enum cider_res {
 	CIDER_RES_EXISTS,	/* INSERT of a present key */
 	CIDER_RES_NOSPC,	/* the memory node has no room for the block */
 	CIDER_RES_UNKNOWN,	/* outcome unknown: the combiner died mid-way */
+	CIDER_RES_FAILED,	/* a verb failed before anything took effect */
+	CIDER_RES_INVALID,	/* the arguments do not fit the index */
+	CIDER_RES_NR
 };
 
 static inline u64 cider_word(u32 ver, u64 off)

@@ -10,14 +10,31 @@
  */
 #include "verbs.h"
 
-static struct cider_lwc *cider_lwc_find(struct cider_cn *cn, u64 key)
+/*
+ * Same key?  Hashed keys are found by their id, a hash: two keys may share
+ * it, and combining their writes would lose one.  An entry in use always
+ * has a combiner running an operation on its key.
+ */
+static bool cider_lwc_same_key(const struct cider_client *c, const struct cider_lwc *lw)
 {
+	const struct cider_client *o;
+
+	if (lw->combiner < 0)
+		return false;
+	o = &c->cn->clients[lw->combiner];
+	return o->klen == c->klen && !memcmp(o->kbytes, c->kbytes, c->klen);
+}
+
+static struct cider_lwc *cider_lwc_find(struct cider_client *c)
+{
+	struct cider_cn *cn = c->cn;
 	struct cider_lwc *free = NULL;
+	u64 key = c->key;
 	u32 i;
 
 	for (i = 0; i < cn->nr_lwc; i++) {
 		if (cn->lwc[i].key == key + 1)
-			return &cn->lwc[i];
+			return cider_lwc_same_key(c, &cn->lwc[i]) ? &cn->lwc[i] : NULL;
 		if (!cn->lwc[i].key && !free)
 			free = &cn->lwc[i];
 	}
@@ -32,7 +49,7 @@ static struct cider_lwc *cider_lwc_find(struct cider_cn *cn, u64 key)
 /* Returns true when @c joined a batch (it waits), false to go ahead. */
 bool cider_lwc_join(struct cider_client *c)
 {
-	struct cider_lwc *lw = cider_lwc_find(c->cn, c->key);
+	struct cider_lwc *lw = cider_lwc_find(c);
 	u64 bit = 1ULL << c->index;
 
 	c->lw = lw;

@@ -8,11 +8,11 @@
 struct cider_client;
 
 struct cider_lwc {
-	u64 key;		/* key + 1; 0: free */
+	u64 key;		/* key id + 1; 0: free (the bytes: the combiner's) */
 	s32 combiner;		/* client index, -1: none */
 	bool open;		/* the combiner has not written yet */
 	u64 cur, next;		/* members (client index bits, so <= 64 clients) */
-	u64 val, next_val;	/* latest value of each batch */
+	const u8 *val, *next_val;	/* latest value of each batch (its client's bytes) */
 	u32 op, next_op;	/* and its operation */
 	u32 vlen, next_vlen;	/* and its length */
 };

@@ -53,6 +53,31 @@ static inline u32 cider_crc32c(const void *p, size_t n)
 #endif
 #endif
 
+/*
+ * The first min(@len, 8) bytes at @p as a little-endian integer (the MN's
+ * byte order, layout.h), zero-extended: the array's keys and values.
+ */
+static inline u64 cider_le64(const void *p, u32 len)
+{
+	const u8 *b = p;
+	u64 v = 0;
+	u32 i;
+
+	for (i = 0; i < len && i < 8; i++)
+		v |= (u64)b[i] << (8 * i);
+	return v;
+}
+
+/* Store @v little-endian in the first min(@len, 8) bytes at @p. */
+static inline void cider_put_le64(void *p, u64 v, u32 len)
+{
+	u8 *b = p;
+	u32 i;
+
+	for (i = 0; i < len && i < 8; i++)
+		b[i] = (u8)(v >> (8 * i));
+}
+
 static inline u64 cider_min_u64(u64 a, u64 b)
 {
 	return a < b ? a : b;

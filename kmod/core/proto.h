@@ -35,6 +35,7 @@ struct cider_verb {
 	u64 data[8];		/* WRITE: in (16 bytes); READ: out (<= 64) */
 	void *buf;		/* when set: @len bytes in or out here instead */
 	u64 old;		/* atomics: out */
+	int status;		/* set by the fabric: 0, or -errno if it failed */
 };
 
 #define CIDER_MAX_VERBS 4
@@ -79,7 +80,6 @@ struct cider_cfg {
 	u64 data_off;
 	u64 chunk_size;
 	u32 block_size;		/* array: 16; hash: 64 (slots count 64-byte units) */
-	u32 key_len;		/* hash: key bytes (8..1024): the id, then filler */
 	u64 data_size_limit;	/* bytes of the data area */
 	u64 lease_ns;		/* maximum lock hold time */
 	u64 grace_ns;		/* block reuse grace period (slab.h) */
@@ -115,11 +115,47 @@ void cider_cn_init(struct cider_cn *cn, u32 id, const struct cider_cfg *cfg,
 		   struct cider_lwc *lwc, u32 nr_lwc,
 		   struct cider_slab_ent *ring, u32 ring_cap);
 /* ring: ring_cap entries per size class (1 class for the array, 12 for hash) */
-void cider_client_start(struct cider_client *c, u8 op, u64 key, u64 val, u32 vlen, u32 opid);
+
+/*
+ * One KV operation as its caller hands it to a client.  The bytes stay
+ * the caller's and must stay valid and unchanged until the operation
+ * ends: the core reads the key and value while it runs (local write
+ * combining may write another client's value) and writes a SEARCH's
+ * value to @out.
+ *   hash index: key 1..CIDER_MAX_KEY bytes, value 0..CIDER_MAX_VALUE;
+ *   pointer array: key and value 8 bytes, the key a little-endian index
+ *   below nr_keys.
+ * Anything else ends the operation at once with CIDER_RES_INVALID.
+ */
+struct cider_kv_args {
+	u8 op;			/* enum cider_op */
+	const void *key;
+	u32 key_len;
+	const void *value;	/* INSERT, UPDATE */
+	u32 value_len;
+	void *out;		/* SEARCH: the value goes here, */
+	u32 out_len;		/* its first out_len bytes; got_len says all */
+	u32 opid;		/* unique among running operations: block incarnation */
+};
+
+void cider_client_start(struct cider_client *c, const struct cider_kv_args *a);
+/*
+ * The fabric finished the verbs posted (each with its status): go on.  A
+ * failed verb ends the operation, CIDER_RES_FAILED or CIDER_RES_UNKNOWN,
+ * and the client is dead (the fabric's connection broke).
+ */
 void cider_client_resume(struct cider_client *c);
 void cider_client_timer(struct cider_client *c, u32 token);
 void cider_cn_on_msg(struct cider_cn *cn, const struct cider_msg *m);
+/* The client stops dead, as a crash would stop it: nothing more happens. */
 void cider_client_crash(struct cider_client *c);
+/*
+ * The fabric gives up on a running operation that will not be resumed
+ * (its node is lost): the client dies and its operation ends through
+ * ->done with CIDER_RES_UNKNOWN if its effect may be visible, else
+ * CIDER_RES_FAILED.
+ */
+void cider_client_abort(struct cider_client *c);
 
 static inline u64 cider_ptr_addr(const struct cider_cfg *cfg, u64 key)
 {

@@ -58,3 +58,14 @@ int cider_bucket_free(const u64 *slots)
 			return i;
 	return -1;
 }
+
+/*
+ * A hashed key's identity for per-key state on a CN (hot-key credits,
+ * local write combining): a third hash, its top bit clear so that
+ * "id + 1" never wraps to the "free" 0.  State that a collision would
+ * make wrong (combining two keys' writes) also compares the bytes.
+ */
+u64 cider_key_id(const void *key, u32 len)
+{
+	return cider_key_hash(key, len, 0x2545f4914f6cdd1dULL) >> 1;
+}

@@ -69,6 +69,8 @@ struct cider_hash_loc {
 /* 64-bit hash of a key (FNV-1a, then a finalizer that mixes every bit). */
 u64 cider_key_hash(const void *key, u32 len, u64 seed);
 void cider_hash_locate(const void *key, u32 len, u64 nr_buckets, struct cider_hash_loc *loc);
+/* A hashed key's identity on a CN: a hash, below 2^63 (hot keys, local WC). */
+u64 cider_key_id(const void *key, u32 len);
 /* Next slot at or after @from whose fingerprint is @fp; -1 if none. */
 int cider_bucket_match(const u64 *slots, u8 fp, int from);
 /* Slots in use. */

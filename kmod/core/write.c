@@ -20,13 +20,13 @@ static bool cider_slot_is(const struct cider_client *c, u64 w)
 }
 
 /*
- * The size class of the block for (key, c->wvlen).  A length no class
+ * The size class of the block for (c->klen, c->wvlen).  A length no class
  * holds ends the operation with CIDER_RES_NOSPC; (u32)-1 would index past
  * the class table.
  */
 static bool cider_block_set_class(struct cider_client *c)
 {
-	int cls = cider_block_class(cfg_of(c)->key_len, c->wvlen);
+	int cls = cider_block_class(c->klen, c->wvlen);
 
 	if (cls < 0) {
 		c->res = CIDER_RES_NOSPC;
@@ -100,12 +100,13 @@ static enum cider_step cider_write_try(struct cider_client *c)
 		if (!w->retries && cider_hashed(c) && !cider_block_build(c, w->blk))
 			return cider_write_stop(c, CIDER_RES_NOSPC);
 		else if (!w->retries && !cider_hashed(c))
-			v_write(c, w->blk, c->key, c->wval);
+			v_write(c, w->blk, c->key, cider_le64(c->wval, 8));
 		w->cmp = w_make(c, w_ver(c, c->ptr), w->blk);
 	} else {
 		w->cmp = w_make(c, w_ver(c, c->ptr) + 1, 0);
 	}
 	v_cas(c, c->paddr, c->ptr, w->cmp);
+	c->exposed = true;	/* the pointer may change from here on */
 	w->state = CIDER_WRITE_CAS;
 	return CIDER_STEP_POSTED;
 }
@@ -231,6 +232,7 @@ static enum cider_step cider_insert_try(struct cider_client *c)
 	}
 	in->cmp = w_make(c, w_ver(c, c->ptr), in->blk);
 	v_cas(c, c->paddr, c->ptr, in->cmp);
+	c->exposed = true;
 	in->state = CIDER_INSERT_CAS;
 	return CIDER_STEP_POSTED;
 }
@@ -251,7 +253,7 @@ static enum cider_step cider_insert_alloced(struct cider_client *c)
 		cider_block_unused(c, &in->blk);
 		return CIDER_STEP_DONE;
 	} else if (!cider_hashed(c)) {
-		v_write(c, in->blk, c->key, c->val);
+		v_write(c, in->blk, c->key, cider_le64(c->wval, 8));
 	}
 	return cider_insert_try(c);
 }

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -297,6 +298,268 @@ TEST_F(kv, threads_hammering_hot_keys_see_only_written_values)
 	}
 }
 
+/*
+ * A recorded history (cider-sim's --history format) of threads doing
+ * every kind of operation on a few hot keys, through the ioctl and
+ * through io_uring, judged by the project's history checker
+ * (cider-sim --check-history, tools/cider-sim/lincheck.c).
+ */
+struct hop {
+	uint64_t key, arg, value, inv, resp;
+	unsigned int client;
+	const char *op, *res;
+};
+
+struct recorder {
+	int fd;
+	unsigned int store, id, ops;
+	bool uring;
+	struct hop *h;
+	unsigned int n;
+	int setup;
+};
+
+#define REC_KEYS 3
+#define REC_DEPTH 4
+
+static uint64_t ns_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* As tools/cider-bench/kvhist.c: only documented "did not happen" is an error. */
+static const char *rec_result(int ret)
+{
+	switch (ret >= 0 ? 0 : -ret) {
+	case 0: return "ok";
+	case ENOENT: return "notfound";
+	case EEXIST: return "exists";
+	case ENOSPC: return "nospc";
+	case ENOTCONN: case EAGAIN: case EINVAL: case EDOM: case EFAULT: case ENXIO:
+		return "error";
+	default: return "unknown";
+	}
+}
+
+/* The i-th operation of recorder @r: kind, key and value (unique). */
+static void rec_pick(struct recorder *r, unsigned int i, struct hop *o, uint64_t *rng)
+{
+	static const char *const kinds[] = { "search", "update", "insert", "delete", "put" };
+	static const unsigned int cut[] = { 35, 60, 75, 87, 100 };
+	unsigned int p, k;
+
+	*rng ^= *rng << 13;
+	*rng ^= *rng >> 7;
+	*rng ^= *rng << 17;
+	p = (unsigned int)(*rng % 100);
+	for (k = 0; p >= cut[k]; k++)
+		;
+	memset(o, 0, sizeof(*o));
+	o->op = kinds[k];
+	o->key = (*rng >> 8) % REC_KEYS;
+	o->arg = k == 0 || k == 3 ? 0 : (uint64_t)(r->id + 1) << 32 | (i + 1);
+	o->client = r->id * REC_DEPTH;
+}
+
+static int rec_sync(struct recorder *r, struct hop *o)
+{
+	uint64_t v;
+	int ret;
+
+	switch (o->op[0]) {
+	case 's':
+		ret = get8(r->fd, r->store, o->key, &v);
+		o->value = ret ? 0 : v;
+		return ret;
+	case 'u': return cider_update(r->fd, r->store, &o->key, 8, &o->arg, 8);
+	case 'i': return cider_insert(r->fd, r->store, &o->key, 8, &o->arg, 8);
+	case 'd': return cider_delete(r->fd, r->store, &o->key, 8);
+	default: return put8(r->fd, r->store, o->key, o->arg);
+	}
+}
+
+static void rec_prep(struct io_uring_sqe *sqe, struct recorder *r, struct hop *o, uint64_t *buf)
+{
+	switch (o->op[0]) {
+	case 's': cider_uring_prep_get(sqe, r->fd, r->store, &o->key, 8, buf, 8); break;
+	case 'u': cider_uring_prep_update(sqe, r->fd, r->store, &o->key, 8, &o->arg, 8); break;
+	case 'i': cider_uring_prep_insert(sqe, r->fd, r->store, &o->key, 8, &o->arg, 8); break;
+	case 'd': cider_uring_prep_delete(sqe, r->fd, r->store, &o->key, 8); break;
+	default: cider_uring_prep_put(sqe, r->fd, r->store, &o->key, 8, &o->arg, 8);
+	}
+}
+
+/* REC_DEPTH operations in flight: submit a round, reap it, again. */
+static void rec_uring(struct recorder *r, uint64_t *rng)
+{
+	uint64_t bufs[REC_DEPTH], t;
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	unsigned int i, j, n;
+
+	r->setup = cider_uring_init(&ring, REC_DEPTH);
+	if (r->setup)
+		return;
+	for (i = 0; i < r->ops; i += n) {
+		n = r->ops - i < REC_DEPTH ? r->ops - i : REC_DEPTH;
+		for (j = 0; j < n; j++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+			rec_pick(r, i + j, &r->h[i + j], rng);
+			r->h[i + j].client += j;
+			rec_prep(sqe, r, &r->h[i + j], &bufs[j]);
+			io_uring_sqe_set_data64(sqe, j);
+		}
+		t = ns_now();
+		for (j = 0; j < n; j++)
+			r->h[i + j].inv = t;
+		if (io_uring_submit(&ring) != (int)n) {
+			r->setup = -EIO;
+			break;
+		}
+		for (j = 0; j < n; j++) {
+			struct hop *o;
+
+			if (io_uring_wait_cqe(&ring, &cqe)) {
+				r->setup = -EIO;
+				goto out;
+			}
+			o = &r->h[i + cqe->user_data];
+			o->resp = ns_now();
+			o->res = rec_result(cqe->res);
+			if (o->op[0] == 's' && cqe->res == 8)
+				o->value = bufs[cqe->user_data];
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		r->n = i + n;
+	}
+out:
+	io_uring_queue_exit(&ring);
+}
+
+static void *rec_run(void *arg)
+{
+	struct recorder *r = arg;
+	uint64_t rng = 0x2545f4914f6cdd1dULL * (r->id + 1);
+	unsigned int i;
+	int ret;
+
+	if (r->uring) {
+		rec_uring(r, &rng);
+		return NULL;
+	}
+	for (i = 0; i < r->ops; i++) {
+		struct hop *o = &r->h[i];
+
+		rec_pick(r, i, o, &rng);
+		o->inv = ns_now();
+		ret = rec_sync(r, o);
+		o->resp = ns_now();
+		o->res = rec_result(ret);
+		r->n = i + 1;
+	}
+	return NULL;
+}
+
+static int rec_write(const char *path, const struct recorder *r, unsigned int nr)
+{
+	FILE *f = fopen(path, "w");
+	unsigned int i, j;
+
+	if (!f)
+		return -errno;
+	/* A fresh cider-memd: every key absent before the first operation. */
+	fprintf(f, "{\"history\":\"cider-kv\",\"version\":1,\"preload\":\"none\"}\n");
+	for (i = 0; i < nr; i++) {
+		for (j = 0; j < r[i].n; j++) {
+			const struct hop *o = &r[i].h[j];
+
+			fprintf(f, "{\"client\":%u,\"cn\":0,\"key\":%llu,\"op\":\"%s\",\"arg\":%llu,\"result\":\"%s\",\"value\":%llu,\"invoke_ns\":%llu,\"response_ns\":%llu,\"writer\":0}\n",
+				o->client, (unsigned long long)o->key, o->op,
+				(unsigned long long)o->arg, o->res, (unsigned long long)o->value,
+				(unsigned long long)o->inv, (unsigned long long)o->resp);
+		}
+	}
+	return fclose(f) ? -errno : 0;
+}
+
+/* cider-sim --check-history @path: its exit status; its verdict to the log. */
+static int rec_check(const char *path, char *out, size_t len)
+{
+	const char *sim = getenv("CIDER_SIM") ?: "tools/cider-sim/cider-sim";
+	int pipefd[2], status;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		execl(sim, sim, "--check-history", path, "--max-seconds", "120", (char *)NULL);
+		fprintf(stderr, "cannot run %s: %s\n", sim, strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[1]);
+	while (got + 1 < (ssize_t)len && (n = read(pipefd[0], out + got, len - 1 - got)) > 0)
+		got += n;
+	out[got] = '\0';
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST_F_TIMEOUT(kv, concurrent_operations_make_a_linearizable_history, 300)
+{
+	struct recorder r[6];
+	pthread_t t[6];
+	char path[128], verdict[4096];
+	unsigned int i, total = 0;
+	struct stat st;
+	uint64_t t0;
+
+	NEED_MN();
+	/* The results share when run by cider-vm: the history stays for a look. */
+	snprintf(path, sizeof(path), "%s/kv-history-%s.jsonl",
+		 stat("/tmp/cider-vm", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp/cider-vm" : "/tmp",
+		 variant->mode);
+	for (i = 0; i < 6; i++) {
+		r[i] = (struct recorder){ .fd = self->fd, .store = self->at.mn_id, .id = i,
+					  .ops = 120, .uring = i >= 4 };
+		r[i].h = calloc(r[i].ops, sizeof(*r[i].h));
+		ASSERT_NE(NULL, r[i].h);
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, rec_run, &r[i]));
+	}
+	for (i = 0; i < 6; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, r[i].setup) TH_LOG("thread %u: %d", i, r[i].setup);
+		EXPECT_EQ(r[i].ops, r[i].n);
+		total += r[i].n;
+	}
+	ASSERT_EQ(0, rec_write(path, r, 6)) TH_LOG("%s", path);
+	for (i = 0; i < 6; i++)
+		free(r[i].h);
+	TH_LOG("%u operations on %u keys in %s", total, REC_KEYS, path);
+	EXPECT_EQ(0, rec_check(path, verdict, sizeof(verdict))) TH_LOG("%s", verdict);
+	/* The checker can say no here too: the same history, then a lost write. */
+	t0 = ns_now();
+	snprintf(verdict, sizeof(verdict), "cat %s > %s.bad && echo '{\"client\":99,\"key\":0,\"op\":\"put\",\"arg\":7,\"result\":\"ok\",\"invoke_ns\":%llu,\"response_ns\":%llu}' >> %s.bad && echo '{\"client\":99,\"key\":0,\"op\":\"search\",\"result\":\"notfound\",\"invoke_ns\":%llu,\"response_ns\":%llu}' >> %s.bad",
+		 path, path, (unsigned long long)t0, (unsigned long long)t0 + 10, path,
+		 (unsigned long long)t0 + 100, (unsigned long long)t0 + 110, path);
+	ASSERT_EQ(0, system(verdict));
+	strcat(path, ".bad");
+	EXPECT_EQ(1, rec_check(path, verdict, sizeof(verdict))) TH_LOG("%s", verdict);
+	unlink(path);
+}
+
 /* Minutes on the debug kernel: rxe notices the dead peer by retries. */
 TEST_F_TIMEOUT(kv, losing_the_node_ends_every_operation, 180)
 {
@@ -523,25 +786,6 @@ TEST_F(kv, debugfs_and_the_lock_tracepoint_show_the_store)
 	} else if (!strcmp(variant->mode, "osync")) {
 		EXPECT_EQ(NULL, strstr(buf, "acquire lock"));
 	}
-}
-
-TEST(hash_store_refuses_kv_until_served)
-{
-	struct cider_attach at;
-	struct memd memd;
-	uint64_t v = 1;
-	int fd;
-
-	if (!getenv("CIDER_MN_ADDR"))
-		SKIP(return, "CIDER_MN_ADDR not set");
-	fd = cider_open();
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, memd_start(&memd, "4M", test_port() + 1000));
-	ASSERT_EQ(0, cider_attach(fd, memd.addr, 3, 0, &at));
-	EXPECT_EQ(-EOPNOTSUPP, put8(fd, at.mn_id, 1, v));
-	cider_detach(fd, at.mn_id);
-	memd_stop(&memd, SIGTERM);
-	close(fd);
 }
 
 TEST_HARNESS_MAIN

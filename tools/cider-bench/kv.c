@@ -1,13 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cider-bench kv: key-value operations on an attached store from several
- * threads at once (synchronous CIDER_IOC_KV), on a few hot keys: the
- * contended case CIDER is about.  Reports throughput, results by kind and
- * the MN work requests each KV operation cost (the module's counters).
+ * cider-bench kv: YCSB-style key-value load on an attached store through
+ * /dev/cider (io_uring, or the synchronous ioctl), the simulator's
+ * workloads and key choice (lib/workload.c) so that a run and a cider-sim
+ * run configured alike can be compared.  Reports throughput, latency
+ * percentiles, results and errors by errno, and from the module's KV
+ * counters (debugfs) what each operation cost the memory node.  With
+ * --history it records every operation in cider-sim's history format
+ * (kvhist.c), for cider-sim --check-history.
+ *
+ * Keys and values are derived from integer ids, so that a history can
+ * name them: key k is its 8 little-endian bytes (then filler bytes for
+ * longer keys), and a value starts with its unique 8-byte id, the rest
+ * filler derived from the id (a GET checks it: a torn or mixed value is
+ * reported as corrupt).  Value ids are unique per CN, thread and
+ * sequence; a preloaded key holds id 2^63 + key, as in cider-sim.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,132 +30,439 @@
 #include <unistd.h>
 
 #include "cider.h"
+#include "cider-uring.h"
 #include "bench.h"
+#include "kvbench.h"
+#include "workload.h"
 
-#define KV_MAX_THREADS 64
+#define KV_MAX_THREADS	64
+#define KV_MAX_DEPTH	256
+#define KV_MAX_ERRNO	256
 
-static struct {
-	unsigned int threads, keys, gets;
-	double duration;
-	int mn;
-	bool json;
-} kopt = { .threads = 4, .keys = 4, .gets = 50, .duration = 2, .mn = -1 };
-
-struct kv_worker {
-	pthread_t th;
-	unsigned int id, store;
-	int fd;
-	unsigned long long ops, absent, errors;
-	int first_err;
+struct kv_opts kopt = {
+	.threads = 4, .depth = 1, .keys = 1000, .key_size = 8, .theta = 0.99, .seed = 1,
+	.mn = -1, .preload = true,
 };
 
+static struct cider_zipf kzipf;
+static atomic_ullong kv_issued, kv_preload_next;
 static volatile bool kv_running;
+static volatile int kv_phase;	/* 0 preload, 1 run */
 
-static void kv_usage(FILE *f)
+void kv_usage(FILE *f)
 {
 	fprintf(f,
 "Usage: cider-bench kv [OPTIONS]\n"
 "\n"
-"Run PUTs and GETs on the hot keys 0..K-1 of an attached array store from\n"
-"T threads (synchronous ioctl, one operation at a time per thread) and\n"
-"report operations per second, results, and work requests on the memory\n"
-"node per KV operation (from the module's debugfs counters).\n"
+"YCSB-style key-value operations on an attached store from T threads, each\n"
+"with D operations in flight through io_uring (or one at a time through the\n"
+"synchronous ioctl).  The store's index and synchronization mode are the\n"
+"memory node's (cider-memd --index, --mode); the report says which.\n"
 "\n"
 "Options:\n"
-"  --threads T     threads (default 4, at most %d)\n"
-"  --keys K        hot keys (default 4)\n"
-"  --gets PCT      percentage of GETs, the rest PUTs (default 50)\n"
-"  --duration S    seconds (default 2)\n"
-"  --mn ID         memory node (default: the first live one)\n"
-"  --json          one JSON object on stdout\n"
-"  -h, --help      this text\n", KV_MAX_THREADS);
+"  --workload W     a (50%% GET/50%% UPDATE), b (95/5), c (GET only), wo\n"
+"                   (UPDATE only), idu (40%% GET, 30%% UPDATE, 15%% INSERT,\n"
+"                   15%% DELETE); default a\n"
+"  --zipf THETA|uniform  key skew, 0 <= THETA < 1 (default 0.99)\n"
+"  --keys N         keys 0..N-1 (default 1000); preloaded first: every key,\n"
+"                   or for idu every other one (FNV-1a odd), the others deleted\n"
+"  --no-preload     keep the store as it is (the history then says nothing\n"
+"                   about the keys' first state)\n"
+"  --key-size N     key bytes, 8..1024 (default 8; the array store: 8)\n"
+"  --value-size D   fixed:N, uniform:A-B or twitter (default fixed:8; the\n"
+"                   array store: fixed:8)\n"
+"  --threads T      threads (default 4, at most %d)\n"
+"  --depth D        io_uring operations in flight per thread (default 1,\n"
+"                   at most %d)\n"
+"  --ioctl          one synchronous CIDER_IOC_KV at a time per thread\n"
+"  --duration S     seconds to run (default 5 unless --ops)\n"
+"  --ops N          operations in all, then stop\n"
+"  --seed S         the workload's random seed (default 1)\n"
+"  --start-at T     start the measured run at UNIX time T (several CNs)\n"
+"  --history FILE   every operation as a JSON line (cider-sim's format)\n"
+"  --mn ID          memory node (default: the first live one)\n"
+"  --json           one JSON object on stdout\n"
+"  -h, --help       this text\n"
+"\n"
+"Progress goes to stderr once a second.  Exit status 1 on any error result\n"
+"or corrupt value.  MN verbs per operation, failed CAS per UPDATE, the\n"
+"pessimistic ratio and write combining come from the module's counters in\n"
+"/sys/kernel/debug/cider/mnN (root, debugfs).\n", KV_MAX_THREADS, KV_MAX_DEPTH);
 }
 
-static void *kv_worker_main(void *p)
+/* ---- keys and values from ids ---- */
+
+static void kv_put_le(uint8_t *p, uint64_t v)
 {
-	struct kv_worker *w = p;
-	uint64_t rng = 0x9e3779b97f4a7c15ULL * (w->id + 1), key, val;
-	size_t len;
+	unsigned int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t kv_get_le(const uint8_t *p)
+{
+	uint64_t v = 0;
+	unsigned int i;
+
+	for (i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+void kv_key_bytes(uint8_t *buf, uint64_t key, unsigned int len)
+{
+	unsigned int i;
+
+	kv_put_le(buf, key);
+	for (i = 8; i < len; i++)
+		buf[i] = (uint8_t)(key * 31 + i);
+}
+
+static uint8_t kv_filler(uint64_t id, unsigned int i)
+{
+	return (uint8_t)((id ^ (id >> 29)) * 131 + i * 7);
+}
+
+static void kv_value_bytes(uint8_t *buf, uint64_t id, unsigned int len)
+{
+	unsigned int i;
+
+	kv_put_le(buf, id);
+	for (i = 8; i < len; i++)
+		buf[i] = kv_filler(id, i);
+}
+
+/* The id a GET's bytes carry; false when they are not one whole value. */
+static bool kv_value_id(const uint8_t *buf, unsigned int len, uint64_t *id)
+{
+	unsigned int i;
+
+	if (len < 8)
+		return false;
+	*id = kv_get_le(buf);
+	for (i = 8; i < len; i++)
+		if (buf[i] != kv_filler(*id, i))
+			return false;
+	return true;
+}
+
+/* Unique across CNs (8 bits), threads (12) and a thread's writes (40). */
+static uint64_t kv_new_id(struct kv_thread *t)
+{
+	return (uint64_t)(kopt.cn & 0xff) << 52 | (uint64_t)(t->id & 0xfff) << 40 |
+	       (++t->seq & ((1ULL << 40) - 1));
+}
+
+/* ---- operations ---- */
+
+static uint64_t kv_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The next operation for @s; false when there is none left. */
+static bool kv_next(struct kv_thread *t, struct kv_slot *s)
+{
+	static const struct cider_workload idu = { .preload_all = false };
+	unsigned long long k;
+
+	if (kv_phase == 0) {
+		k = atomic_fetch_add(&kv_preload_next, 1);
+		if (k >= kopt.keys)
+			return false;
+		s->key = k;
+		s->op = kopt.wl.preload_all || cider_workload_preloaded(&idu, k) ? KV_PUT : KV_DELETE;
+		s->arg = KV_PRELOAD_ID(k);
+	} else {
+		if (!kv_running || (kopt.ops && atomic_fetch_add(&kv_issued, 1) >= kopt.ops))
+			return false;
+		s->key = cider_zipf_next(&kzipf, &t->rng);
+		switch (cider_workload_op(&kopt.wl, &t->rng)) {
+		case CIDER_WL_SEARCH: s->op = KV_GET; break;
+		case CIDER_WL_UPDATE: s->op = KV_UPDATE; break;
+		case CIDER_WL_INSERT: s->op = KV_INSERT; break;
+		default: s->op = KV_DELETE;
+		}
+		s->arg = kv_new_id(t);
+	}
+	s->klen = kopt.key_size;
+	kv_key_bytes(s->kbuf, s->key, s->klen);
+	s->vlen = s->op == KV_GET ? kopt.max_value : s->op == KV_DELETE ? 0 :
+		  cider_sizes_next(&kopt.vsize, &t->rng);
+	if (s->op != KV_GET && s->op != KV_DELETE)
+		kv_value_bytes(s->vbuf, s->arg, s->vlen);
+	return true;
+}
+
+static void kv_prep(struct io_uring_sqe *sqe, int fd, unsigned int store, struct kv_slot *s)
+{
+	switch (s->op) {
+	case KV_GET:
+		cider_uring_prep_get(sqe, fd, store, s->kbuf, s->klen, s->vbuf, s->vlen);
+		break;
+	case KV_PUT:
+		cider_uring_prep_put(sqe, fd, store, s->kbuf, s->klen, s->vbuf, s->vlen);
+		break;
+	case KV_INSERT:
+		cider_uring_prep_insert(sqe, fd, store, s->kbuf, s->klen, s->vbuf, s->vlen);
+		break;
+	case KV_UPDATE:
+		cider_uring_prep_update(sqe, fd, store, s->kbuf, s->klen, s->vbuf, s->vlen);
+		break;
+	default:
+		cider_uring_prep_delete(sqe, fd, store, s->kbuf, s->klen);
+	}
+}
+
+static int kv_sync(struct kv_thread *t, struct kv_slot *s)
+{
+	size_t len = s->vlen;
 	int ret;
 
-	while (kv_running) {
-		rng ^= rng << 13;
-		rng ^= rng >> 7;
-		rng ^= rng << 17;
-		key = rng % kopt.keys;
-		if (rng / kopt.keys % 100 < kopt.gets) {
-			len = sizeof(val);
-			ret = cider_get(w->fd, w->store, &key, 8, &val, &len);
-		} else {
-			val = (uint64_t)w->id << 32 | (uint32_t)w->ops;
-			ret = cider_put(w->fd, w->store, &key, 8, &val, 8);
-		}
-		if (ret == -ENOENT) {
-			w->absent++;
-		} else if (ret) {
-			w->errors++;
-			if (!w->first_err)
-				w->first_err = ret;
-		}
-		w->ops++;
+	switch (s->op) {
+	case KV_GET:
+		ret = cider_get(t->fd, t->store, s->kbuf, s->klen, s->vbuf, &len);
+		return ret ? ret : (int)len;
+	case KV_PUT:
+		return cider_put(t->fd, t->store, s->kbuf, s->klen, s->vbuf, s->vlen);
+	case KV_INSERT:
+		return cider_insert(t->fd, t->store, s->kbuf, s->klen, s->vbuf, s->vlen);
+	case KV_UPDATE:
+		return cider_update(t->fd, t->store, s->kbuf, s->klen, s->vbuf, s->vlen);
+	default:
+		return cider_delete(t->fd, t->store, s->kbuf, s->klen);
 	}
+}
+
+/* Log-linear latency buckets: 64 per power of two (1.6 % wide). */
+static unsigned int kv_lat_bucket(uint64_t ns)
+{
+	unsigned int e;
+
+	if (ns < 64)
+		return (unsigned int)ns;
+	e = 63 - (unsigned int)__builtin_clzll(ns);
+	if (e > 63 - 1)
+		e = 62;
+	return (e - 5) * 64 + (unsigned int)((ns >> (e - 6)) & 63);
+}
+
+double kv_lat_value(unsigned int b)
+{
+	unsigned int e = b / 64 + 5, sub = b % 64;
+
+	if (b < 64)
+		return b;
+	return (double)((64ULL + sub) << (e - 6)) + (double)(1ULL << (e - 6)) / 2;
+}
+
+/* One operation ended with @res at @now. */
+static void kv_finish(struct kv_thread *t, struct kv_slot *s, int res, uint64_t now,
+		      unsigned int client)
+{
+	uint64_t got = 0;
+
+	if (kv_phase == 0) {
+		if (res < 0 && !(res == -ENOENT && s->op == KV_DELETE)) {
+			t->errors++;
+			if (!t->first_err)
+				t->first_err = res;
+		}
+		t->done++;
+		return;
+	}
+	if (s->op == KV_GET && res >= 0 &&
+	    !kv_value_id(s->vbuf, (unsigned int)res < s->vlen ? (unsigned int)res : s->vlen, &got)) {
+		t->corrupt++;
+		got = kv_get_le(s->vbuf);
+	}
+	t->lat[kv_lat_bucket(now - s->inv)]++;
+	t->res[s->op][kv_res_class(res)]++;
+	if (res < 0 && kv_res_class(res) >= KV_RES_UNKNOWN) {
+		t->errno_count[-res < KV_MAX_ERRNO ? -res : 0]++;
+		t->errors++;
+		if (!t->first_err)
+			t->first_err = res;
+	}
+	t->done++;
+	if (kopt.history)
+		kv_hist_add(t, s, res, got, now, client);
+}
+
+/* io_uring: keep up to depth operations in flight until none is left. */
+static int kv_run_uring(struct kv_thread *t)
+{
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	unsigned int i, n, inflight = 0, head, seen;
+	bool more = true;
+	uint64_t now;
+	int ret;
+
+	ret = cider_uring_init(&ring, kopt.depth);
+	if (ret)
+		return ret;
+	for (;;) {
+		for (i = 0, n = 0; more && i < kopt.depth; i++) {
+			if (t->slots[i].busy)
+				continue;
+			if (!kv_next(t, &t->slots[i])) {
+				more = false;
+				break;
+			}
+			sqe = io_uring_get_sqe(&ring);
+			kv_prep(sqe, t->fd, t->store, &t->slots[i]);
+			io_uring_sqe_set_data64(sqe, i);
+			t->slots[i].busy = true;
+			n++;
+		}
+		if (n) {
+			/* Invoked no later than the kernel can see them. */
+			now = kv_ns();
+			for (i = 0; i < kopt.depth; i++)
+				if (t->slots[i].busy && !t->slots[i].inv)
+					t->slots[i].inv = now;
+			ret = io_uring_submit(&ring);
+			if (ret < 0)
+				break;
+			inflight += n;
+		}
+		if (!inflight)
+			break;
+		ret = io_uring_wait_cqe(&ring, &cqe);
+		if (ret < 0)
+			break;
+		now = kv_ns();
+		seen = 0;
+		io_uring_for_each_cqe(&ring, head, cqe) {
+			struct kv_slot *s = &t->slots[cqe->user_data];
+
+			kv_finish(t, s, cqe->res, now, t->id * kopt.depth + (unsigned int)cqe->user_data);
+			s->busy = false;
+			s->inv = 0;
+			seen++;
+		}
+		io_uring_cq_advance(&ring, seen);
+		inflight -= seen;
+	}
+	io_uring_queue_exit(&ring);
+	return ret < 0 ? ret : 0;
+}
+
+static int kv_run_sync(struct kv_thread *t)
+{
+	struct kv_slot *s = &t->slots[0];
+	int res;
+
+	while (kv_next(t, s)) {
+		s->inv = kv_ns();
+		res = kv_sync(t, s);
+		kv_finish(t, s, res, kv_ns(), t->id);
+		s->inv = 0;
+	}
+	return 0;
+}
+
+static void *kv_thread_main(void *p)
+{
+	struct kv_thread *t = p;
+
+	t->setup_err = kopt.ioctl ? kv_run_sync(t) : kv_run_uring(t);
 	return NULL;
 }
 
-static int kv_parse(int argc, char **argv)
+static int kv_threads_init(struct kv_thread *w, int fd, unsigned int store)
 {
-	static const struct option lo[] = {
-		{ "threads", required_argument, NULL, 't' },
-		{ "keys", required_argument, NULL, 'k' },
-		{ "gets", required_argument, NULL, 'g' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "mn", required_argument, NULL, 'm' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	unsigned int v;
-	char *end;
-	int c;
+	unsigned int i, d;
 
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			if (!bench_parse_num(optarg, 1, KV_MAX_THREADS, &kopt.threads))
-				goto bad;
-			break;
-		case 'k':
-			if (!bench_parse_num(optarg, 1, 1U << 30, &kopt.keys))
-				goto bad;
-			break;
-		case 'g':
-			if (!bench_parse_num(optarg, 0, 100, &kopt.gets))
-				goto bad;
-			break;
-		case 'D':
-			kopt.duration = strtod(optarg, &end);
-			if (*end || kopt.duration <= 0 || kopt.duration > 3600)
-				goto bad;
-			break;
-		case 'm':
-			if (!bench_parse_num(optarg, 0, 0x7fffffff, &v))
-				goto bad;
-			kopt.mn = (int)v;
-			break;
-		case 'j': kopt.json = true; break;
-		case 'h': kv_usage(stdout); exit(0);
-		default: kv_usage(stderr); return 2;
+	for (i = 0; i < kopt.threads; i++) {
+		w[i].id = i;
+		w[i].fd = fd;
+		w[i].store = store;
+		w[i].rng.s = kopt.seed * 0x9e3779b97f4a7c15ULL + i + 1;
+		w[i].slots = calloc(kopt.depth, sizeof(*w[i].slots));
+		w[i].lat = calloc(KV_LAT_BUCKETS, sizeof(*w[i].lat));
+		if (!w[i].slots || !w[i].lat)
+			return -ENOMEM;
+		for (d = 0; d < kopt.depth; d++) {
+			w[i].slots[d].kbuf = malloc(kopt.key_size);
+			w[i].slots[d].vbuf = malloc(kopt.max_value);
+			if (!w[i].slots[d].kbuf || !w[i].slots[d].vbuf)
+				return -ENOMEM;
 		}
 	}
-	if (optind == argc)
-		return 0;
-	fprintf(stderr, "cider-bench: unexpected argument '%s'\n", argv[optind]);
-	return 2;
-bad:
-	fprintf(stderr, "cider-bench: bad value '%s'\n", optarg);
-	kv_usage(stderr);
-	return 2;
+	return 0;
 }
+
+static void kv_threads_free(struct kv_thread *w)
+{
+	unsigned int i, d;
+
+	for (i = 0; i < kopt.threads; i++) {
+		for (d = 0; w[i].slots && d < kopt.depth; d++) {
+			free(w[i].slots[d].kbuf);
+			free(w[i].slots[d].vbuf);
+		}
+		free(w[i].slots);
+		free(w[i].lat);
+		free(w[i].hist);
+	}
+}
+
+static unsigned long long kv_done(const struct kv_thread *w)
+{
+	unsigned long long n = 0;
+	unsigned int i;
+
+	for (i = 0; i < kopt.threads; i++)
+		n += __atomic_load_n(&w[i].done, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Start the threads for one phase, report progress each second, join. */
+static int kv_phase_run(struct kv_thread *w, int phase, double *secs)
+{
+	double t0 = bench_now(), next = t0 + 1, end = t0 + kopt.duration;
+	unsigned long long base = kv_done(w);
+	unsigned int i;
+	int err = 0;
+
+	kv_phase = phase;
+	kv_running = true;
+	for (i = 0; i < kopt.threads; i++)
+		pthread_create(&w[i].th, NULL, kv_thread_main, &w[i]);
+	for (;;) {
+		unsigned long long n = kv_done(w) - base;
+		bool over = phase == 0 ? n >= kopt.keys :
+			    kopt.ops ? n >= kopt.ops : bench_now() >= end;
+
+		if (over)
+			break;
+		usleep(20000);
+		if (bench_now() < next)
+			continue;
+		next += 1;
+		if (phase == 0)
+			fprintf(stderr, "  preload: %llu of %llu keys\n", n, kopt.keys);
+		else
+			fprintf(stderr, "  %.0f s: %llu ops, %.4f Mops/s\n", bench_now() - t0, n,
+				n / (bench_now() - t0) / 1e6);
+	}
+	kv_running = false;
+	for (i = 0; i < kopt.threads; i++) {
+		pthread_join(w[i].th, NULL);
+		err = err ?: w[i].setup_err;
+	}
+	*secs = bench_now() - t0;
+	return err;
+}
+
+/* ---- the command ---- */
 
 static int kv_pick(int fd, struct cider_mn_info *mi)
 {
@@ -161,81 +481,87 @@ static int kv_pick(int fd, struct cider_mn_info *mi)
 		fprintf(stderr, "cider-bench: no such live memory node (ciderctl attach)\n");
 		return 1;
 	}
-	if (mi->store_index != CIDER_STORE_ARRAY || kopt.keys > mi->store_keys) {
-		fprintf(stderr, "cider-bench: kv needs an array store with at least %u keys\n",
-			kopt.keys);
+	if (kopt.keys > mi->store_keys || kopt.key_size > mi->max_key_len ||
+	    kopt.max_value > mi->max_value_len) {
+		fprintf(stderr, "cider-bench: the store on mn%u holds %llu keys of up to %u bytes, values of up to %u\n",
+			mi->mn_id, (unsigned long long)mi->store_keys, mi->max_key_len,
+			mi->max_value_len);
 		return 1;
 	}
+	if (mi->store_index == CIDER_STORE_ARRAY &&
+	    (kopt.key_size != 8 || kopt.vsize.kind || kopt.vsize.a != 8)) {
+		fprintf(stderr, "cider-bench: the array store takes 8-byte keys and values (--key-size 8 --value-size fixed:8)\n");
+		return 1;
+	}
+	kopt.cn = mi->cn_id;
 	return 0;
 }
 
-static void kv_report(const struct cider_mn_info *mi, const struct kv_worker *w, double secs,
-		      unsigned long long wrs)
+static void kv_wait_start(void)
 {
-	static const char *const modes[] = { "?", "osync", "caslock", "mcs", "cider" };
-	unsigned long long ops = 0, absent = 0, errors = 0;
-	const char *mode = mi->store_mode < 5 ? modes[mi->store_mode] : "?";
-	unsigned int i;
+	struct timespec ts;
+	double now;
 
-	for (i = 0; i < kopt.threads; i++) {
-		ops += w[i].ops;
-		absent += w[i].absent;
-		errors += w[i].errors;
-	}
-	if (kopt.json) {
-		printf("{\"mode\":\"%s\",\"threads\":%u,\"keys\":%u,\"gets\":%u,\"seconds\":%.3f,"
-		       "\"ops\":%llu,\"kops\":%.3f,\"absent\":%llu,\"errors\":%llu,"
-		       "\"wrs_per_op\":%.2f,\"device\":\"%s\"}\n", mode, kopt.threads, kopt.keys,
-		       kopt.gets, secs, ops, ops / secs / 1e3, absent, errors,
-		       ops ? (double)wrs / ops : 0, mi->ibdev);
+	if (!kopt.start_at)
 		return;
-	}
-	printf("kv on mn%u (%s store, %s mode) via %s: %u threads, %u hot keys, %u%% GET, %.1f s\n",
-	       mi->mn_id, mi->store_index == CIDER_STORE_ARRAY ? "array" : "hash", mode,
-	       mi->ibdev, kopt.threads, kopt.keys, kopt.gets, secs);
-	printf("  %llu ops, %.2f Kops/s, %llu absent, %llu errors, %.2f MN work requests per op\n",
-	       ops, ops / secs / 1e3, absent, errors, ops ? (double)wrs / ops : 0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	if (kopt.start_at > now)
+		usleep((useconds_t)((kopt.start_at - now) * 1e6));
 }
 
 int cmd_kv(int argc, char **argv)
 {
-	unsigned long long db0 = 0, wr0 = 0, db1 = 0, wr1 = 0;
-	struct kv_worker w[KV_MAX_THREADS] = {};
+	struct kv_thread *w = calloc(KV_MAX_THREADS, sizeof(*w));
+	struct kv_counters c0 = { 0 }, c1 = { 0 };
 	struct cider_mn_info mi;
-	unsigned int i;
-	double t0, secs;
-	int fd, ret, err = 0;
+	double secs = 0, psecs = 0;
+	int fd = -1, ret;
 
-	ret = kv_parse(argc, argv);
+	ret = w ? kv_parse(argc, argv) : 1;
 	if (ret)
-		return ret;
+		goto out;
+	ret = 1;
+	if (cider_zipf_init(&kzipf, kopt.keys, kopt.theta)) {
+		fprintf(stderr, "cider-bench: bad --zipf for %llu keys\n", kopt.keys);
+		goto out;
+	}
 	fd = cider_open();
 	if (fd < 0) {
 		fprintf(stderr, "cider-bench: %s\n", cider_strerror(fd));
-		return 1;
+		goto out;
 	}
-	if (kv_pick(fd, &mi)) {
+	if (kv_pick(fd, &mi) || kv_threads_init(w, fd, mi.mn_id))
+		goto out;
+	if (kopt.preload) {
+		ret = kv_phase_run(w, 0, &psecs);
+		if (ret || kv_first_err(w)) {
+			fprintf(stderr, "cider-bench: preload failed: %s\n",
+				cider_kv_strerror(ret ?: kv_first_err(w)));
+			ret = 1;
+			goto out;
+		}
+		kv_reset(w);
+		fprintf(stderr, "  preloaded %llu keys in %.1f s\n", kopt.keys, psecs);
+	}
+	kv_wait_start();
+	kv_read_counters(mi.mn_id, &c0);
+	ret = kv_phase_run(w, 1, &secs);
+	kv_read_counters(mi.mn_id, &c1);
+	if (ret) {
+		fprintf(stderr, "cider-bench: kv: %s\n", cider_strerror(ret));
+		ret = 1;
+		goto out;
+	}
+	kv_report(&mi, w, secs, &c0, &c1);
+	ret = kv_first_err(w) || kv_corrupt(w) ? 1 : 0;
+	if (kopt.history && kv_hist_write(w, kopt.history))
+		ret = 1;
+out:
+	if (w)
+		kv_threads_free(w);
+	free(w);
+	if (fd >= 0)
 		close(fd);
-		return 1;
-	}
-	bench_read_counters(mi.mn_id, &db0, &wr0);
-	kv_running = true;
-	t0 = bench_now();
-	for (i = 0; i < kopt.threads; i++) {
-		w[i] = (struct kv_worker){ .id = i, .fd = fd, .store = mi.mn_id };
-		pthread_create(&w[i].th, NULL, kv_worker_main, &w[i]);
-	}
-	usleep((useconds_t)(kopt.duration * 1e6));
-	kv_running = false;
-	for (i = 0; i < kopt.threads; i++) {
-		pthread_join(w[i].th, NULL);
-		err = err ?: w[i].first_err;
-	}
-	secs = bench_now() - t0;
-	bench_read_counters(mi.mn_id, &db1, &wr1);
-	kv_report(&mi, w, secs, wr1 - wr0);
-	close(fd);
-	if (err)
-		fprintf(stderr, "cider-bench: kv: first error: %s\n", cider_kv_strerror(err));
-	return err ? 1 : 0;
+	return ret;
 }

@@ -8,6 +8,7 @@
 
 #include "layout.h"
 #include "block.h"
+#include "lincheck.h"
 #include "race.h"
 #include "sim.h"
 
@@ -53,6 +54,9 @@ static void usage(FILE *f)
 "  --mn-mops R           MN NIC verb rate (default 110, SMART's ConnectX-6)\n"
 "  --atomic-ns T         time an atomic holds its 8-byte word (default 400)\n"
 "  --history FILE        every operation as a JSON line\n"
+"  --check-history FILE  check such a history (or a real one) for per-key\n"
+"                        linearizability from the history alone; see\n"
+"                        cider-sim --check-history - --help\n"
 "  --data-kb N           size the MN's data area (default: room for every write)\n"
 "  --initial-credit C    Algorithm 1's INITIAL_CREDIT (default 36)\n"
 "  --hotness H           Algorithm 1's HOTNESS_THRESHOLD (default 2)\n"
@@ -244,7 +248,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		case 'K':
 			if (parse_u64(optarg, 8, CIDER_MAX_KEY, &v))
 				goto bad;
-			s->cfg.key_len = (u32)v;
+			s->key_len = (u32)v;
 			break;
 		case 'V':
 			if (cider_sizes_parse(optarg, &s->vsize) ||
@@ -304,12 +308,14 @@ static void preload_hash(struct sim *s)
 	const struct cider_cfg *cfg = &s->cfg;
 	struct cider_hash_loc loc;
 	u64 k, addr, slots[2][CIDER_BUCKET_SLOTS];
+	u8 kb[CIDER_MAX_KEY];
 	u32 b, i, first;
 
 	for (k = 0; k < s->nr_keys; k++) {
 		if (!cider_workload_preloaded(&s->wl, k))
 			continue;
-		cider_hash_locate(&k, sizeof(k), cfg->nr_buckets, &loc);
+		sim_fill(kb, k, s->key_len);
+		cider_hash_locate(kb, s->key_len, cfg->nr_buckets, &loc);
 		for (b = 0; b < 2; b++)
 			for (i = 0; i < CIDER_BUCKET_SLOTS; i++)
 				slots[b][i] = sim_mem_read(s, cfg->bucket_off +
@@ -323,7 +329,7 @@ static void preload_hash(struct sim *s)
 			addr = cfg->bucket_off + loc.bucket[b] * CIDER_BUCKET_SIZE +
 			       (i % CIDER_BUCKET_SLOTS) * 8;
 			*hmap_find(&s->mem, addr, true) =
-				cider_slot_make(loc.fp, (u32)cider_block_class(cfg->key_len, 8), 0,
+				cider_slot_make(loc.fp, (u32)cider_block_class(s->key_len, 8), 0,
 						s->preload_base + k * s->preload_stride);
 			goto next;
 		}
@@ -350,9 +356,9 @@ static void setup(struct sim *s)
 	if (cfg->index == CIDER_INDEX_HASH) {
 		/* Chunks hold whole blocks of the largest class (128 KiB). */
 		cfg->chunk_size = 1 << 20;
-		s->buf_size = cider_class_size((u32)cider_block_class(cfg->key_len,
+		s->buf_size = cider_class_size((u32)cider_block_class(s->key_len,
 								     cider_sizes_max(&s->vsize)));
-		s->preload_stride = cider_class_size((u32)cider_block_class(cfg->key_len, 8));
+		s->preload_stride = cider_class_size((u32)cider_block_class(s->key_len, 8));
 		s->ring_cap = SIM_RING_HASH;
 	} else {
 		s->ring_cap = SIM_RING;
@@ -415,6 +421,9 @@ static void setup(struct sim *s)
 	s->ring = calloc((size_t)s->nr_cns * s->ring_cap *
 			 (cfg->index == CIDER_INDEX_HASH ? CIDER_NR_CLASSES : 1), sizeof(*s->ring));
 	s->bufs = s->buf_size ? calloc((size_t)s->nr_clients, s->buf_size) : NULL;
+	s->vmax = cfg->index == CIDER_INDEX_HASH ? cider_sizes_max(&s->vsize) : 8;
+	s->opbuf_stride = CIDER_MAX_KEY + 2 * (size_t)s->vmax;
+	s->opbufs = calloc((size_t)s->nr_clients, s->opbuf_stride);
 	s->qp_ready = calloc(s->nr_clients, sizeof(u64));
 	s->batch_done = calloc(s->nr_clients, sizeof(u64));
 	s->cur_op = calloc(s->nr_clients, sizeof(u32));
@@ -422,7 +431,7 @@ static void setup(struct sim *s)
 	s->cn_nic_free = calloc(s->nr_cns, sizeof(u64));
 	if (!s->cns || !s->clients || !s->lwc || !s->qp_ready || !s->batch_done ||
 	    !s->cur_op || !s->msg_last || !s->cn_nic_free || !s->ring ||
-	    (s->buf_size && !s->bufs)) {
+	    (s->buf_size && !s->bufs) || !s->opbufs) {
 		fprintf(stderr, "cider-sim: out of memory\n");
 		exit(1);
 	}
@@ -594,6 +603,7 @@ static void teardown(struct sim *s)
 	free(s->lwc);
 	free(s->ring);
 	free(s->bufs);
+	free(s->opbufs);
 	free(s->qp_ready);
 	free(s->batch_done);
 	free(s->cur_op);
@@ -618,6 +628,10 @@ int main(int argc, char **argv)
 	bool json = false;
 	int ret;
 
+	/* A checker of histories, this run's or a real one's (lincheck.c). */
+	for (i = 1; i < (u64)argc; i++)
+		if (!strcmp(argv[i], "--check-history") || !strncmp(argv[i], "--check-history=", 16))
+			return lincheck_main(argc, argv);
 	s.nr_cns = 8;
 	s.cpc = 4;
 	s.nr_keys = 1000000;
@@ -625,7 +639,7 @@ int main(int argc, char **argv)
 	s.theta = 0.99;
 	s.faults = "none";
 	s.cfg.backoff = true;
-	s.cfg.key_len = 8;
+	s.key_len = 8;
 	cider_sizes_parse("fixed:8", &s.vsize);
 	s.initial_credit = 36;
 	s.hotness = 2;
@@ -665,6 +679,9 @@ int main(int argc, char **argv)
 	if (s.violations && !s.quiet)
 		fprintf(stderr, "cider-sim: VIOLATION: %s\n", s.first_violation);
 	if (s.history) {
+		/* Which keys held a value before the run: lincheck.h. */
+		fprintf(s.history, "{\"history\":\"cider-kv\",\"version\":1,\"preload\":\"%s\"}\n",
+			s.wl.preload_all ? "all" : "odd");
 		for (i = 0; i < s.nops; i++)
 			history_write(&s, &s.ops[i]);
 		fclose(s.history);

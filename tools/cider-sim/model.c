@@ -139,20 +139,17 @@ u64 sim_mem_read(struct sim *s, u64 addr)
 		 */
 		u8 *blk = s->pre_blk;
 		u64 in = (addr - s->preload_base) % s->preload_stride, w;
-		u32 i;
 
 		k = (addr - s->preload_base) / s->preload_stride;
 		if (s->pre_key != k + 1) {
-			for (i = 0; i < s->cfg.key_len; i++)
-				blk[CIDER_BLOCK_HDR + i] = i < 8 ? (u8)(k >> (8 * i)) :
-							   (u8)(k * 31 + i);
+			sim_fill(blk + CIDER_BLOCK_HDR, k, s->key_len);
 			w = 1ULL << 63 | k;
-			memcpy(blk + CIDER_BLOCK_HDR + s->cfg.key_len, &w, 8);
-			cider_block_seal(blk, 0, s->cfg.key_len, 8);
+			memcpy(blk + CIDER_BLOCK_HDR + s->key_len, &w, 8);
+			cider_block_seal(blk, 0, s->key_len, 8);
 			s->pre_key = k + 1;
 		}
 		memcpy(&w, blk + in, 8);
-		return in + 8 <= CIDER_BLOCK_HDR + s->cfg.key_len + 8 + 8 ? w : 0;
+		return in + 8 <= CIDER_BLOCK_HDR + s->key_len + 8 + 8 ? w : 0;
 	}
 	if (addr >= s->preload_base) {
 		u64 in = (addr - s->preload_base) % s->cfg.block_size;
@@ -177,7 +174,7 @@ u64 sim_mem_read_u64(struct sim *s, u64 addr)
 /* Where a block at @off keeps its value (its first 8 bytes: the op id). */
 u64 sim_block_value_addr(const struct sim *s, u64 off)
 {
-	return s->cfg.index == CIDER_INDEX_HASH ? off + CIDER_BLOCK_HDR + s->cfg.key_len : off + 8;
+	return s->cfg.index == CIDER_INDEX_HASH ? off + CIDER_BLOCK_HDR + s->key_len : off + 8;
 }
 
 static void mem_write(struct sim *s, u64 addr, u64 val)
@@ -427,7 +424,8 @@ static u32 fab_rand(void *priv)
 void history_write(struct sim *s, const struct op_rec *o)
 {
 	static const char *const opn[] = { "search", "insert", "update", "delete" };
-	static const char *const resn[] = { "none", "ok", "notfound", "exists", "nospc", "unknown" };
+	static const char *const resn[] = { "none", "ok", "notfound", "exists", "nospc", "unknown",
+						    "failed", "invalid" };
 
 	fprintf(s->history,
 		"{\"client\":%u,\"cn\":%u,\"key\":%llu,\"op\":\"%s\",\"arg\":%llu,\"result\":\"%s\","
@@ -502,6 +500,44 @@ void sim_init_model(struct sim *s)
 
 /* ---- the driver ---- */
 
+/*
+ * The bytes of an id: the id (little-endian), then filler from it, so
+ * that every byte of a key or value is checked (CRC, key compare).
+ */
+void sim_fill(u8 *out, u64 id, u32 len)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		out[i] = i < 8 ? (u8)(id >> (8 * i)) : (u8)(id * 31 + i);
+}
+
+/*
+ * Start @o on @c through the byte API, as the kernel does: key and value
+ * bytes made from their ids in the client's own buffers (valid until the
+ * operation ends), a SEARCH's value read into the third.
+ */
+static void start_bytes(struct sim *s, struct cider_client *c, const struct op_rec *o)
+{
+	u8 *kb = s->opbufs + (size_t)c->id * s->opbuf_stride;
+	u8 *vb = kb + CIDER_MAX_KEY, *out = vb + s->vmax;
+	struct cider_kv_args a = {
+		.op = o->op, .key = kb, .value = vb, .out = out, .out_len = s->vmax,
+		.opid = s->cur_op[c->id],
+	};
+
+	if (s->cfg.index == CIDER_INDEX_HASH) {
+		a.key_len = s->key_len;
+		a.value_len = cider_sizes_next(&s->vsize, &s->rng);
+	} else {
+		a.key_len = 8;
+		a.value_len = 8;
+	}
+	sim_fill(kb, o->key, a.key_len);
+	sim_fill(vb, o->arg, a.value_len);
+	cider_client_start(c, &a);
+}
+
 static void start_op(struct sim *s, struct cider_client *c)
 {
 	struct op_rec *o;
@@ -526,9 +562,7 @@ static void start_op(struct sim *s, struct cider_client *c)
 	o->inv = s->now;
 	s->t_last_issue = s->now;
 	s->ops_issued++;
-	cider_client_start(c, o->op, o->key, o->arg,
-			   s->cfg.index == CIDER_INDEX_HASH ? cider_sizes_next(&s->vsize, &s->rng) : 8,
-			   s->cur_op[c->id]);
+	start_bytes(s, c, o);
 }
 
 /* A client in the middle of a lock operation, if any (for crashes). */

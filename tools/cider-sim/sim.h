@@ -131,6 +131,10 @@ struct sim {
 	u64 nr_locks;		/* lock entries: one per key or per slot */
 	struct cider_sizes vsize;	/* hash: value sizes */
 	u8 *bufs;		/* hash: one block buffer per client */
+	u32 key_len;		/* hash: key bytes (8..1024): the id, then filler */
+	u8 *opbufs;		/* per client: its op's key, value and SEARCH output */
+	size_t opbuf_stride;
+	u32 vmax;		/* the largest value */
 	u32 buf_size, ring_cap, preload_stride;
 	u64 buckets;		/* --buckets: 0, four slots per key */
 	u64 t_last_issue;
@@ -158,5 +162,6 @@ u64 sim_word_off(const struct sim *s, u64 w);
 u64 sim_mem_read_u64(struct sim *s, u64 addr);	/* any alignment */
 u64 sim_block_value_addr(const struct sim *s, u64 off);
 void history_write(struct sim *s, const struct op_rec *o);
+void sim_fill(u8 *out, u64 id, u32 len);
 
 #endif

@@ -29,7 +29,8 @@ static void usage(FILE *f)
 		"                                compute node ID (default 0); prints its mn id\n"
 		"  detach MN                     disconnect memory node MN\n"
 		"  status                        attached memory nodes and their state\n"
-		"  stats [MN]                    data-path counters per channel (debugfs)\n"
+		"  stats [MN]                    data-path counters per channel and the KV\n"
+		"                                store's counters (debugfs)\n"
 		"  kv [-m MN] get KEY            print KEY's value (exit 1 if absent)\n"
 		"  kv [-m MN] put|insert|update KEY VALUE|@FILE\n"
 		"                                store a value (put: insert or update)\n"
@@ -294,7 +295,7 @@ static void stats_line_json(char *line)
 
 static int stats_one(unsigned int id, bool *first)
 {
-	char path[64], line[1024];
+	char path[64], line[4096];
 	bool chan = false;
 	FILE *f;
 
@@ -323,6 +324,9 @@ static int stats_one(unsigned int id, bool *first)
 			chan = true;
 		} else if (!strncmp(line, "total", 5)) {
 			printf("],\"total\":");
+			stats_line_json(line);
+		} else if (!strncmp(line, "kv ", 3)) {
+			printf(",\"kv\":");
 			stats_line_json(line);
 		}
 	}

@@ -217,10 +217,10 @@ struct cider_raw_batch {
  * One operation per call: synchronously with CIDER_IOC_KV, or through
  * io_uring as IORING_OP_URING_CMD on /dev/cider (ring set up with
  * IORING_SETUP_SQE128), cmd_op = CIDER_IOC_KV, struct cider_kv_cmd in
- * the SQE's command area, uring_cmd_flags 0.  Key and value are read
- * from user memory when the command is issued and may be reused once
- * the call returned or the SQE was submitted; a GET's buffer must stay
- * valid until its completion.
+ * the SQE's command area, uring_cmd_flags 0.  As any io_uring buffer,
+ * key, value and a GET's buffer must stay valid until the completion:
+ * they are read when the operation gets a slot, possibly from an
+ * io_uring worker after the submission returned.
  *
  * Result (the ioctl's return value, or the CQE's res):
  *   >= 0       done: 0 for PUT, INSERT, UPDATE and DELETE; for GET the
@@ -250,8 +250,8 @@ struct cider_raw_batch {
  *              the store's capacity.
  *   -EFAULT    key or value not readable, GET buffer not writable.
  *   -ENXIO     no attached memory node with that id.
- *   -EOPNOTSUPP  the store's index is not served by this module yet
- *              (today: only CIDER_STORE_ARRAY).
+ *   -EOPNOTSUPP  the node has no KV store this module serves (not
+ *              returned today: every store that attaches is served).
  */
 #define CIDER_KV_GET		1
 #define CIDER_KV_PUT		2	/* insert or update */

@@ -11,7 +11,8 @@
 
 TEST(a_block_no_class_holds_is_not_written)
 {
-	struct cider_cfg cfg = { .key_len = 16 };
+	struct cider_cfg cfg = { .index = CIDER_INDEX_HASH };
+	static const u8 key[16] = "sixteen bytes ok";
 	struct cider_cn *cn = calloc(1, sizeof(*cn));
 	struct cider_client *c = calloc(1, sizeof(*c));
 
@@ -21,6 +22,10 @@ TEST(a_block_no_class_holds_is_not_written)
 	c->buf = calloc(1, CIDER_BLOCK_HDR + 16 + CIDER_MAX_VALUE + 64);
 	ASSERT_TRUE(c->buf != NULL);
 
+	c->kbytes = key;
+	c->klen = sizeof(key);
+	c->wval = calloc(1, CIDER_MAX_VALUE + 1);
+	ASSERT_TRUE(c->wval != NULL);
 	c->wvlen = CIDER_MAX_VALUE + 1;
 	ASSERT_FALSE(cider_block_build(c, 0));
 	ASSERT_EQ(0U, c->nv);			/* nothing to post */
@@ -32,6 +37,7 @@ TEST(a_block_no_class_holds_is_not_written)
 	/* The bytes used, rounded up to whole words. */
 	ASSERT_EQ((CIDER_BLOCK_HDR + 16 + 100 + 7) / 8 * 8, c->v[0].len);
 	free(c->buf);
+	free((void *)c->wval);
 	free(c);
 	free(cn);
 }

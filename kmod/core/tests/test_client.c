@@ -97,7 +97,21 @@ struct rig {
 	struct cider_client c;
 	struct cider_lwc lwc[1];
 	struct cider_slab_ent ring[RING];
+	u8 key[8], val[8], out[8];
 };
+
+/* Start an operation on the array's key @key through the byte API. */
+static void start(struct rig *r, u8 op, u64 key, u64 val, u32 opid)
+{
+	struct cider_kv_args a = {
+		.op = op, .key = r->key, .key_len = 8, .value = r->val, .value_len = 8,
+		.out = r->out, .out_len = sizeof(r->out), .opid = opid,
+	};
+
+	cider_put_le64(r->key, key, 8);
+	cider_put_le64(r->val, val, 8);
+	cider_client_start(&r->c, &a);
+}
 
 static struct rig *rig_new(u8 mode)
 {
@@ -138,7 +152,7 @@ TEST(osync_update_reads_claims_a_chunk_then_writes_and_cases)
 	u64 old = cider_word(1, DATA_OFF + 4096);
 
 	ASSERT_TRUE(r != NULL);
-	cider_client_start(&r->c, CIDER_UPDATE, 3, 7, 8, 1);
+	start(r, CIDER_UPDATE, 3, 7, 1);
 	ASSERT_EQ(1U, r->f.posts);
 	ASSERT_EQ(1U, r->f.nv);
 	ASSERT_EQ(CIDER_V_READ, r->f.v[0].op);
@@ -183,7 +197,7 @@ TEST(mcs_waiter_sleeps_until_the_agent_returns_it_to_wake)
 	struct cider_msg m = { .type = CIDER_MSG_HANDOVER };
 
 	ASSERT_TRUE(r != NULL);
-	cider_client_start(&r->c, CIDER_UPDATE, 3, 7, 8, 1);
+	start(r, CIDER_UPDATE, 3, 7, 1);
 	r->f.v[0].data[0] = ptr;
 	complete(r);
 	/* Pessimistic: the swap CAS on the lock's tail and a READ of the epoch. */
@@ -229,6 +243,113 @@ TEST(mcs_waiter_sleeps_until_the_agent_returns_it_to_wake)
 
 	cider_client_resume(&r->c);
 	ASSERT_TRUE(states_are(r, "hold_write", "write:alloc", "alloc:chunk"));
+	free(r);
+}
+
+TEST(arguments_that_do_not_fit_the_array_end_at_once)
+{
+	struct rig *r = rig_new(CIDER_MODE_CIDER);
+	struct cider_kv_args a = { .op = CIDER_UPDATE, .key = r->key, .key_len = 8,
+				   .value = r->val, .value_len = 8 };
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_SEARCH, 16, 0, 1);		/* index == nr_keys */
+	ASSERT_EQ(CIDER_RES_INVALID, r->c.res);
+	ASSERT_EQ(1U, r->f.dones);
+	a.key_len = 4;					/* the array's keys are 8 bytes */
+	cider_client_start(&r->c, &a);
+	ASSERT_EQ(CIDER_RES_INVALID, r->c.res);
+	a.key_len = 8;
+	a.value_len = 9;				/* and its values */
+	cider_client_start(&r->c, &a);
+	ASSERT_EQ(CIDER_RES_INVALID, r->c.res);
+	a.op = 7;
+	a.value_len = 8;
+	cider_client_start(&r->c, &a);
+	ASSERT_EQ(CIDER_RES_INVALID, r->c.res);
+	ASSERT_EQ(4U, r->f.dones);
+	ASSERT_EQ(0U, r->f.posts);			/* nothing was sent */
+	ASSERT_FALSE(r->c.busy);
+	free(r);
+}
+
+TEST(array_search_returns_the_value_bytes)
+{
+	struct rig *r = rig_new(CIDER_MODE_CIDER);
+	u64 ptr = cider_word(0, DATA_OFF);
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_SEARCH, 5, 0, 1);
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	ASSERT_EQ(CIDER_V_READ, r->f.v[0].op);
+	ASSERT_EQ(DATA_OFF, r->f.v[0].addr);
+	r->f.v[0].data[0] = 5;				/* the block: key, value */
+	r->f.v[0].data[1] = 0x1122334455667788ULL;
+	complete(r);
+	ASSERT_EQ(CIDER_RES_OK, r->c.res);
+	ASSERT_EQ(8U, r->c.got_len);
+	ASSERT_EQ(0x88, r->out[0]);
+	ASSERT_EQ(0x11, r->out[7]);
+	free(r);
+}
+
+/* A verb that fails before the pointer's CAS: the operation did not happen. */
+TEST(a_failed_read_ends_the_operation_as_not_done)
+{
+	struct rig *r = rig_new(CIDER_MODE_OSYNC);
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].status = -5;
+	complete(r);
+	ASSERT_EQ(CIDER_RES_FAILED, r->c.res);
+	ASSERT_EQ(1U, r->f.dones);
+	ASSERT_EQ(1U, r->f.posts);
+	ASSERT_TRUE(r->c.dead);
+	ASSERT_FALSE(r->c.busy);
+	free(r);
+}
+
+/* The CAS on the pointer was posted and its batch failed: outcome unknown. */
+TEST(a_failed_pointer_cas_ends_the_operation_as_unknown)
+{
+	struct rig *r = rig_new(CIDER_MODE_OSYNC);
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = cider_word(1, DATA_OFF + 4096);
+	complete(r);
+	r->f.v[0].old = 0;				/* the chunk */
+	complete(r);
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[1].op);
+	r->f.v[1].status = -103;
+	complete(r);
+	ASSERT_EQ(CIDER_RES_UNKNOWN, r->c.res);
+	ASSERT_EQ(1U, r->f.dones);
+	free(r);
+}
+
+/* The fabric gives up on a parked operation: in a lock queue it may have happened. */
+TEST(an_aborted_queued_update_is_unknown)
+{
+	struct rig *r = rig_new(CIDER_MODE_MCS);
+	u64 pred = (u64)1 << (CIDER_QID_SEQ_BITS + 8) | 5;
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = cider_word(1, DATA_OFF + 4096);
+	complete(r);
+	r->f.v[0].old = cider_word(0, pred);
+	complete(r);
+	r->f.v[0].old = cider_word(0, pred);
+	complete(r);
+	ASSERT_TRUE(r->c.parked);
+	cider_client_abort(&r->c);
+	ASSERT_EQ(CIDER_RES_UNKNOWN, r->c.res);
+	ASSERT_EQ(1U, r->f.dones);
+	cider_client_abort(&r->c);			/* once only */
+	ASSERT_EQ(1U, r->f.dones);
 	free(r);
 }
 

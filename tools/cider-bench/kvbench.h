@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* cider-bench kv's parts: the load (kv.c), its report (kvreport.c), its history (kvhist.c). */
+#ifndef CIDER_KVBENCH_H
+#define CIDER_KVBENCH_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cider.h"
+#include "workload.h"
+
+enum kv_op { KV_GET, KV_PUT, KV_INSERT, KV_UPDATE, KV_DELETE, KV_NR_OPS };
+
+/* How an operation ended, as the history checker needs to know it. */
+enum kv_res {
+	KV_RES_OK, KV_RES_NOTFOUND, KV_RES_EXISTS, KV_RES_NOSPC,
+	KV_RES_UNKNOWN,		/* may have taken effect: ECOMM, EINTR, anything undocumented */
+	KV_RES_ERROR,		/* documented as not executed: ENOTCONN, EAGAIN, EINVAL, ... */
+	KV_NR_RES
+};
+
+#define KV_PRELOAD_ID(key)	((1ULL << 63) | (key))	/* cider-sim's preloaded value */
+#define KV_LAT_BUCKETS		(64 * 60)
+
+struct kv_opts {
+	struct cider_workload wl;
+	struct cider_sizes vsize;
+	const char *vsize_name, *history;
+	unsigned int threads, depth, key_size, max_value, cn;
+	unsigned long long keys, ops, seed;
+	double theta, duration, start_at;
+	int mn;
+	bool json, ioctl, preload;
+};
+
+extern struct kv_opts kopt;
+
+struct kv_slot {
+	uint8_t *kbuf, *vbuf;
+	unsigned int klen, vlen;
+	uint64_t key, arg, inv;
+	uint8_t op;
+	bool busy;
+};
+
+struct kv_hrec {
+	uint64_t key, arg, value, inv, resp;
+	uint32_t client;
+	uint8_t op, res;
+};
+
+struct kv_thread {
+	pthread_t th;
+	unsigned int id, store;
+	int fd;
+	struct cider_rng rng;
+	uint64_t seq;
+	struct kv_slot *slots;
+	unsigned long long done, errors, corrupt;
+	unsigned long long res[KV_NR_OPS][KV_NR_RES];
+	unsigned long long errno_count[256];	/* [0]: beyond 255 */
+	int first_err, setup_err;
+	unsigned int *lat;			/* KV_LAT_BUCKETS */
+	struct kv_hrec *hist;
+	size_t nhist, caphist;
+};
+
+/* The module's KV counters (debugfs mnN, the "kv" line). */
+struct kv_counters {
+	bool have;
+	unsigned long long ops, verbs[4], updates, cas_fail, pessimistic, combined, installers;
+};
+
+int kv_res_class(int res);
+void kv_key_bytes(uint8_t *buf, uint64_t key, unsigned int len);
+double kv_lat_value(unsigned int bucket);
+
+void kv_usage(FILE *f);
+int kv_parse(int argc, char **argv);
+void kv_read_counters(unsigned int mn, struct kv_counters *c);
+void kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
+	       const struct kv_counters *c0, const struct kv_counters *c1);
+int kv_first_err(const struct kv_thread *w);
+unsigned long long kv_corrupt(const struct kv_thread *w);
+void kv_reset(struct kv_thread *w);
+
+void kv_hist_add(struct kv_thread *t, const struct kv_slot *s, int res, uint64_t got,
+		 uint64_t now, unsigned int client);
+int kv_hist_write(const struct kv_thread *w, const char *path);
+
+#endif

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cider-bench kv: its options, the module's KV counters and the report.
+ * The JSON report uses cider-sim's names for what both measure
+ * (throughput_mops, p50_us.., mn_ops_per_op, cas_retries_per_update,
+ * wc_rate, wc_batch_avg, pessimistic_ratio), so the two can be compared
+ * line by line (Documentation/evaluation.rst).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "kvbench.h"
+
+static const char *const kv_op_names[] = { "get", "put", "insert", "update", "delete" };
+static const char *const kv_res_names[] = { "ok", "notfound", "exists", "nospc", "unknown",
+					    "error" };
+
+static int kv_bad(const char *opt, const char *val)
+{
+	fprintf(stderr, "cider-bench: kv: bad value '%s' for --%s (see --help)\n", val, opt);
+	return 2;
+}
+
+static int kv_parse_num(const char *s, unsigned long long min, unsigned long long max,
+			unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end || end == s || *s == '-' || *out < min || *out > max ? -1 : 0;
+}
+
+int kv_parse(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "workload", required_argument, NULL, 'w' },
+		{ "zipf", required_argument, NULL, 'z' },
+		{ "keys", required_argument, NULL, 'k' },
+		{ "no-preload", no_argument, NULL, 'P' },
+		{ "key-size", required_argument, NULL, 'K' },
+		{ "value-size", required_argument, NULL, 'V' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "ioctl", no_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "ops", required_argument, NULL, 'o' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "start-at", required_argument, NULL, 'S' },
+		{ "history", required_argument, NULL, 'H' },
+		{ "mn", required_argument, NULL, 'm' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long long v;
+	int c, li = 0;
+	char *end;
+
+	cider_workload_get("a", &kopt.wl);
+	kopt.vsize_name = "fixed:8";
+	cider_sizes_parse(kopt.vsize_name, &kopt.vsize);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
+		switch (c) {
+		case 'w':
+			if (cider_workload_get(optarg, &kopt.wl))
+				return kv_bad(lo[li].name, optarg);
+			break;
+		case 'z':
+			kopt.theta = strcmp(optarg, "uniform") ? strtod(optarg, &end) : 0;
+			if ((strcmp(optarg, "uniform") && *end) || kopt.theta < 0 || kopt.theta >= 1)
+				return kv_bad(lo[li].name, optarg);
+			break;
+		case 'k':
+			if (kv_parse_num(optarg, 1, 1ULL << 40, &kopt.keys))
+				return kv_bad(lo[li].name, optarg);
+			break;
+		case 'P': kopt.preload = false; break;
+		case 'K':
+			if (kv_parse_num(optarg, 8, CIDER_KV_MAX_KEY, &v))
+				return kv_bad(lo[li].name, optarg);
+			kopt.key_size = (unsigned int)v;
+			break;
+		case 'V':
+			if (cider_sizes_parse(optarg, &kopt.vsize) ||
+			    cider_sizes_max(&kopt.vsize) > CIDER_KV_MAX_VALUE)
+				return kv_bad(lo[li].name, optarg);
+			kopt.vsize_name = optarg;
+			break;
+		case 't':
+			if (kv_parse_num(optarg, 1, 64, &v))
+				return kv_bad(lo[li].name, optarg);
+			kopt.threads = (unsigned int)v;
+			break;
+		case 'd':
+			if (kv_parse_num(optarg, 1, 256, &v))
+				return kv_bad(lo[li].name, optarg);
+			kopt.depth = (unsigned int)v;
+			break;
+		case 'i': kopt.ioctl = true; break;
+		case 'D':
+			kopt.duration = strtod(optarg, &end);
+			if (*end || kopt.duration <= 0 || kopt.duration > 86400)
+				return kv_bad(lo[li].name, optarg);
+			break;
+		case 'o':
+			if (kv_parse_num(optarg, 1, 1ULL << 40, &kopt.ops))
+				return kv_bad(lo[li].name, optarg);
+			break;
+		case 's':
+			if (kv_parse_num(optarg, 0, ~0ULL, &kopt.seed))
+				return kv_bad(lo[li].name, optarg);
+			break;
+		case 'S':
+			kopt.start_at = strtod(optarg, &end);
+			if (*end || kopt.start_at <= 0)
+				return kv_bad(lo[li].name, optarg);
+			break;
+		case 'H': kopt.history = optarg; break;
+		case 'm':
+			if (kv_parse_num(optarg, 0, 0x7fffffff, &v))
+				return kv_bad(lo[li].name, optarg);
+			kopt.mn = (int)v;
+			break;
+		case 'j': kopt.json = true; break;
+		case 'h': kv_usage(stdout); exit(0);
+		default: kv_usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "cider-bench: kv: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (kopt.ioctl && kopt.depth != 1) {
+		fprintf(stderr, "cider-bench: kv: --ioctl runs one operation at a time (--depth 1)\n");
+		return 2;
+	}
+	if (!kopt.ops && !kopt.duration)
+		kopt.duration = 5;
+	if (kopt.ops && !kopt.duration)
+		kopt.duration = 86400;
+	kopt.max_value = cider_sizes_max(&kopt.vsize);
+	return 0;
+}
+
+/* The "kv" line of /sys/kernel/debug/cider/mnN; c->have stays false without it. */
+void kv_read_counters(unsigned int mn, struct kv_counters *c)
+{
+	static const char *const verbs[] = { "verbs_read", "verbs_write", "verbs_cas", "verbs_faa" };
+	char path[64], line[4096], *tok, *save = NULL, *eq;
+	unsigned long long v;
+	unsigned int i;
+	FILE *f;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), "/sys/kernel/debug/cider/mn%u", mn);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "kv ", 3))
+			continue;
+		c->have = true;
+		for (tok = strtok_r(line + 3, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+			eq = strchr(tok, '=');
+			if (!eq)
+				continue;
+			*eq = '\0';
+			v = strtoull(eq + 1, NULL, 10);
+			for (i = 0; i < 4; i++)
+				if (!strcmp(tok, verbs[i]))
+					c->verbs[i] = v;
+			if (!strncmp(tok, "get_", 4) || !strncmp(tok, "put_", 4) ||
+			    !strncmp(tok, "insert_", 7) || !strncmp(tok, "update_", 7) ||
+			    !strncmp(tok, "delete_", 7))
+				c->ops += v;
+			else if (!strcmp(tok, "updates"))
+				c->updates = v;
+			else if (!strcmp(tok, "cas_fail"))
+				c->cas_fail = v;
+			else if (!strcmp(tok, "pessimistic"))
+				c->pessimistic = v;
+			else if (!strcmp(tok, "combined"))
+				c->combined = v;
+			else if (!strcmp(tok, "installers"))
+				c->installers = v;
+		}
+	}
+	fclose(f);
+}
+
+int kv_first_err(const struct kv_thread *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < kopt.threads; i++)
+		if (w[i].first_err)
+			return w[i].first_err;
+	return 0;
+}
+
+unsigned long long kv_corrupt(const struct kv_thread *w)
+{
+	unsigned long long n = 0;
+	unsigned int i;
+
+	for (i = 0; i < kopt.threads; i++)
+		n += w[i].corrupt;
+	return n;
+}
+
+/* After the preload: count only the measured run. */
+void kv_reset(struct kv_thread *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < kopt.threads; i++) {
+		w[i].done = w[i].errors = w[i].corrupt = 0;
+		w[i].first_err = 0;
+	}
+}
+
+struct kv_sum {
+	unsigned long long done, corrupt, res[KV_NR_OPS][KV_NR_RES], errnos[256], n;
+	double p50, p99, p999, max;
+};
+
+static double kv_pct(const unsigned long long *lat, unsigned long long n, double q)
+{
+	unsigned long long want = (unsigned long long)(q * (double)n), seen = 0;
+	unsigned int b;
+
+	for (b = 0; b < KV_LAT_BUCKETS; b++) {
+		seen += lat[b];
+		if (seen > want)
+			return kv_lat_value(b) / 1e3;
+	}
+	return 0;
+}
+
+static void kv_sum(const struct kv_thread *w, struct kv_sum *s)
+{
+	unsigned long long *lat = calloc(KV_LAT_BUCKETS, sizeof(*lat));
+	unsigned int i, j, k;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < kopt.threads; i++) {
+		s->done += w[i].done;
+		s->corrupt += w[i].corrupt;
+		for (j = 0; j < KV_NR_OPS; j++)
+			for (k = 0; k < KV_NR_RES; k++)
+				s->res[j][k] += w[i].res[j][k];
+		for (j = 0; j < 256; j++)
+			s->errnos[j] += w[i].errno_count[j];
+		for (j = 0; lat && j < KV_LAT_BUCKETS; j++)
+			lat[j] += w[i].lat[j];
+	}
+	for (j = 0; lat && j < KV_LAT_BUCKETS; j++) {
+		s->n += lat[j];
+		if (lat[j])
+			s->max = kv_lat_value(j) / 1e3;
+	}
+	if (lat && s->n) {
+		s->p50 = kv_pct(lat, s->n, 0.5);
+		s->p99 = kv_pct(lat, s->n, 0.99);
+		s->p999 = kv_pct(lat, s->n, 0.999);
+	}
+	free(lat);
+}
+
+static const char *kv_errname(unsigned int e)
+{
+	static char buf[16];
+
+	switch (e) {
+	case ENOTCONN: return "ENOTCONN";
+	case ECOMM: return "ECOMM";
+	case EAGAIN: return "EAGAIN";
+	case EINTR: return "EINTR";
+	case ENOMEM: return "ENOMEM";
+	case EIO: return "EIO";
+	case EINVAL: return "EINVAL";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ERANGE: return "ERANGE";
+	case EFAULT: return "EFAULT";
+	default:
+		snprintf(buf, sizeof(buf), "errno%u", e);
+		return buf;
+	}
+}
+
+static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *s, double secs,
+			   const struct kv_counters *d, const char *mode, const char *zipf)
+{
+	double n = d->ops ? (double)d->ops : 1, u = d->updates ? (double)d->updates : 1;
+	unsigned int i, j, first = 1;
+
+	printf("{\"bench\":\"kv\",\"index\":\"%s\",\"mode\":\"%s\",\"device\":\"%s\",\"cns\":1,"
+	       "\"threads\":%u,\"depth\":%u,\"clients\":%u,\"api\":\"%s\",\"workload\":\"%s\","
+	       "\"zipf\":%s,\"keys\":%llu,\"key_size\":%u,\"value_size\":\"%s\",\"seed\":%llu,"
+	       "\"seconds\":%.3f,\"ops\":%llu,\"throughput_mops\":%.6f,\"p50_us\":%.2f,"
+	       "\"p99_us\":%.2f,\"p999_us\":%.2f,\"max_us\":%.2f,\"results\":{",
+	       mi->store_index == CIDER_STORE_HASH ? "hash" : "array", mode, mi->ibdev,
+	       kopt.threads, kopt.depth, kopt.threads * kopt.depth, kopt.ioctl ? "ioctl" : "io_uring",
+	       kopt.wl.name, zipf, kopt.keys, kopt.key_size, kopt.vsize_name, kopt.seed, secs,
+	       s->done, s->done / secs / 1e6, s->p50, s->p99, s->p999, s->max);
+	for (i = 0; i < KV_NR_OPS; i++)
+		for (j = 0; j < KV_NR_RES; j++)
+			if (s->res[i][j])
+				printf("%s\"%s_%s\":%llu", first ? (first = 0, "") : ",", kv_op_names[i],
+				       kv_res_names[j], s->res[i][j]);
+	printf("},\"errors\":{");
+	for (i = 0, first = 1; i < 256; i++)
+		if (s->errnos[i])
+			printf("%s\"%s\":%llu", first ? (first = 0, "") : ",", kv_errname(i), s->errnos[i]);
+	printf("},\"corrupt\":%llu", s->corrupt);
+	if (d->have)
+		printf(",\"mn_ops_per_op\":{\"total\":%.4f,\"read\":%.4f,\"write\":%.4f,\"cas\":%.4f,"
+		       "\"faa\":%.4f},\"cas_retries_per_update\":%.4f,\"wc_rate\":%.4f,"
+		       "\"wc_batch_avg\":%.3f,\"pessimistic_ratio\":%.4f,\"module_ops\":%llu",
+		       (d->verbs[0] + d->verbs[1] + d->verbs[2] + d->verbs[3]) / n, d->verbs[0] / n,
+		       d->verbs[1] / n, d->verbs[2] / n, d->verbs[3] / n, d->cas_fail / u,
+		       d->combined / u, d->installers ?
+		       (double)(d->combined + d->installers) / d->installers : 0,
+		       d->pessimistic / u, d->ops);
+	if (kopt.history)
+		printf(",\"history\":\"%s\"", kopt.history);
+	printf("}\n");
+}
+
+static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *s, double secs,
+			   const struct kv_counters *d, const char *mode, const char *zipf)
+{
+	double n = d->ops ? (double)d->ops : 1, u = d->updates ? (double)d->updates : 1;
+	unsigned int i, j, any = 0;
+
+	printf("kv on mn%u (%s store, %s mode) via %s: workload %s, zipf %s, %llu keys of %u bytes, values %s\n",
+	       mi->mn_id, mi->store_index == CIDER_STORE_HASH ? "hash" : "array", mode, mi->ibdev,
+	       kopt.wl.name, zipf, kopt.keys, kopt.key_size, kopt.vsize_name);
+	printf("  %u threads x depth %u (%s), %.2f s: %llu ops, %.4f Mops/s\n", kopt.threads,
+	       kopt.depth, kopt.ioctl ? "ioctl" : "io_uring", secs, s->done, s->done / secs / 1e6);
+	printf("  latency p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n", s->p50, s->p99,
+	       s->p999, s->max);
+	printf("  results:");
+	for (i = 0; i < KV_NR_OPS; i++)
+		for (j = 0; j < KV_NR_RES; j++)
+			if (s->res[i][j])
+				printf(" %s %s %llu;", kv_op_names[i], kv_res_names[j], s->res[i][j]);
+	printf("\n  errors:");
+	for (i = 0; i < 256; i++)
+		if (s->errnos[i] && ++any)
+			printf(" %s %llu", kv_errname(i), s->errnos[i]);
+	printf("%s%s\n", any ? "" : " none", s->corrupt ? " (and corrupt values read!)" : "");
+	if (!d->have) {
+		printf("  (no module counters: /sys/kernel/debug/cider needs root and debugfs)\n");
+		return;
+	}
+	printf("  MN verbs per op %.3f (read %.3f write %.3f cas %.3f faa %.3f)\n",
+	       (d->verbs[0] + d->verbs[1] + d->verbs[2] + d->verbs[3]) / n, d->verbs[0] / n,
+	       d->verbs[1] / n, d->verbs[2] / n, d->verbs[3] / n);
+	printf("  failed CAS per update %.3f, WC rate %.3f, WC batch %.2f, pessimistic %.3f\n",
+	       d->cas_fail / u, d->combined / u,
+	       d->installers ? (double)(d->combined + d->installers) / d->installers : 0,
+	       d->pessimistic / u);
+}
+
+void kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
+	       const struct kv_counters *c0, const struct kv_counters *c1)
+{
+	static const char *const modes[] = { "?", "osync", "caslock", "mcs", "cider" };
+	const char *mode = mi->store_mode < 5 ? modes[mi->store_mode] : "?";
+	struct kv_counters d = { .have = c0->have && c1->have };
+	struct kv_sum *s = calloc(1, sizeof(*s));
+	char zipf[32];
+	unsigned int i;
+
+	if (!s)
+		return;
+	kv_sum(w, s);
+	d.ops = c1->ops - c0->ops;
+	for (i = 0; i < 4; i++)
+		d.verbs[i] = c1->verbs[i] - c0->verbs[i];
+	d.updates = c1->updates - c0->updates;
+	d.cas_fail = c1->cas_fail - c0->cas_fail;
+	d.pessimistic = c1->pessimistic - c0->pessimistic;
+	d.combined = c1->combined - c0->combined;
+	d.installers = c1->installers - c0->installers;
+	if (kopt.theta == 0)
+		snprintf(zipf, sizeof(zipf), kopt.json ? "\"uniform\"" : "uniform");
+	else
+		snprintf(zipf, sizeof(zipf), "%.2f", kopt.theta);
+	if (kopt.json)
+		kv_report_json(mi, s, secs, &d, mode, zipf);
+	else
+		kv_report_text(mi, s, secs, &d, mode, zipf);
+	free(s);
+}

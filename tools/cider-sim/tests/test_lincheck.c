@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the history checker (lincheck.c): hand-written histories
+ * of each kind of violation must be rejected and their linearizable
+ * neighbours accepted; random small histories must get the verdict of a
+ * brute-force search over every order (no shortcuts, no memo); mutations
+ * of random linearizable histories must be rejected.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "lincheck.h"
+
+static const struct lc_limits lim = { .max_states = 1 << 20, .max_seconds = 60 };
+
+/* "op key arg result value inv resp" lines, e.g. "update 1 5 ok 0 10 20". */
+static int verdict_of(struct lc_report *r, const char *preload, ...)
+{
+	struct lc_history h = { 0 };
+	char line[512], err[256], op[16], res[16];
+	unsigned long long key, arg, val, inv, resp;
+	const char *l;
+	va_list ap;
+	int v;
+
+	if (preload) {
+		snprintf(line, sizeof(line), "{\"history\":\"cider-kv\",\"version\":1,\"preload\":\"%s\"}",
+			 preload);
+		if (lc_parse_line(&h, line, err, sizeof(err)))
+			return -1;
+	}
+	va_start(ap, preload);
+	while ((l = va_arg(ap, const char *))) {
+		if (sscanf(l, "%15s %llu %llu %15s %llu %llu %llu", op, &key, &arg, res, &val, &inv,
+			   &resp) != 7)
+			return -1;
+		snprintf(line, sizeof(line),
+			 "{\"client\":%u,\"cn\":0,\"key\":%llu,\"op\":\"%s\",\"arg\":%llu,\"result\":\"%s\",\"value\":%llu,\"invoke_ns\":%llu,\"response_ns\":%llu,\"writer\":0}",
+			 h.lines, key, op, arg, res, val, inv, resp);
+		if (lc_parse_line(&h, line, err, sizeof(err))) {
+			fprintf(stderr, "# %s\n", err);
+			va_end(ap);
+			lc_free(&h);
+			return -1;
+		}
+	}
+	va_end(ap);
+	v = lc_check(&h, &lim, r);
+	lc_free(&h);
+	return v;
+}
+
+#define CHECK(want, pre, ...) do {						\
+	struct lc_report r;							\
+	int v = verdict_of(&r, pre, __VA_ARGS__, NULL);				\
+	EXPECT_EQ(want, v) TH_LOG("%s", r.why);					\
+} while (0)
+
+TEST(sequential_operations_are_linearizable)
+{
+	CHECK(LC_LINEARIZABLE, "none",
+	      "search 1 0 notfound 0 0 10",
+	      "insert 1 5 ok 0 20 30",
+	      "search 1 0 ok 5 40 50",
+	      "update 1 6 ok 0 60 70",
+	      "insert 1 7 exists 0 80 90",
+	      "search 1 0 ok 6 100 110",
+	      "delete 1 0 ok 0 120 130",
+	      "update 1 8 notfound 0 140 150",
+	      "delete 1 0 notfound 0 160 170",
+	      "put 1 9 ok 0 180 190",
+	      "search 1 0 ok 9 200 210");
+}
+
+TEST(a_read_overlapping_a_write_may_see_either_value)
+{
+	CHECK(LC_LINEARIZABLE, "none",
+	      "insert 2 1 ok 0 0 10",
+	      "update 2 2 ok 0 20 100",
+	      "search 2 0 ok 1 30 40",
+	      "search 2 0 ok 2 50 60",
+	      "search 2 0 ok 2 70 80");
+}
+
+TEST(a_stale_read_is_rejected)
+{
+	struct lc_report r;
+
+	EXPECT_EQ(LC_VIOLATION, verdict_of(&r, "none",
+					   "insert 3 1 ok 0 0 10",
+					   "update 3 2 ok 0 20 30",
+					   "search 3 0 ok 1 40 50", NULL));
+	EXPECT_NE(NULL, strstr(r.why, "update(2) -> ok")) TH_LOG("%s", r.why);
+	EXPECT_NE(NULL, strstr(r.why, "value 1 (line 2), which must stay for the read at line 4"))
+		TH_LOG("%s", r.why);
+	EXPECT_EQ(3U, r.key);
+	/* Two reads in real-time order may not see new, then old. */
+	CHECK(LC_VIOLATION, "none",
+	      "insert 3 1 ok 0 0 10",
+	      "update 3 2 ok 0 20 100",
+	      "search 3 0 ok 2 30 40",
+	      "search 3 0 ok 1 50 60");
+}
+
+TEST(a_lost_acknowledged_write_is_rejected)
+{
+	CHECK(LC_VIOLATION, "all",
+	      "update 4 11 ok 0 0 10",
+	      "search 4 0 ok 9223372036854775812 20 30");
+	CHECK(LC_VIOLATION, "none",
+	      "insert 4 11 ok 0 0 10",
+	      "search 4 0 notfound 0 20 30");
+	CHECK(LC_VIOLATION, "none",
+	      "insert 4 11 ok 0 0 10",
+	      "delete 4 0 ok 0 20 30",
+	      "delete 4 0 ok 0 40 50");
+}
+
+TEST(a_duplicate_insert_success_is_rejected)
+{
+	CHECK(LC_VIOLATION, "none",
+	      "insert 5 1 ok 0 0 10",
+	      "insert 5 2 ok 0 20 30");
+	/* Concurrent, still only one may succeed. */
+	CHECK(LC_VIOLATION, "none",
+	      "insert 5 1 ok 0 0 30",
+	      "insert 5 2 ok 0 10 40");
+	/* Unless a DELETE came in between. */
+	CHECK(LC_LINEARIZABLE, "none",
+	      "insert 5 1 ok 0 0 30",
+	      "insert 5 2 ok 0 10 40",
+	      "delete 5 0 ok 0 5 35");
+}
+
+TEST(a_read_of_a_value_never_written_is_rejected)
+{
+	struct lc_report r;
+
+	EXPECT_EQ(LC_VIOLATION, verdict_of(&r, "none",
+					   "insert 6 1 ok 0 0 10",
+					   "search 6 0 ok 77 20 30", NULL));
+	EXPECT_NE(NULL, strstr(r.why, "no operation wrote")) TH_LOG("%s", r.why);
+	/* Another key's value is not this key's. */
+	CHECK(LC_VIOLATION, "none",
+	      "insert 7 1 ok 0 0 10",
+	      "insert 6 2 ok 0 0 10",
+	      "search 6 0 ok 1 20 30");
+	/* The preloaded value of a key that was not preloaded. */
+	CHECK(LC_VIOLATION, "none", "search 6 0 ok 9223372036854775814 0 10");
+	CHECK(LC_LINEARIZABLE, "all", "search 6 0 ok 9223372036854775814 0 10");
+}
+
+TEST(a_read_from_the_future_is_rejected)
+{
+	struct lc_report r;
+
+	EXPECT_EQ(LC_VIOLATION, verdict_of(&r, "none",
+					   "search 8 0 ok 5 0 10",
+					   "insert 8 5 ok 0 20 30", NULL));
+	EXPECT_NE(NULL, strstr(r.why, "from the future")) TH_LOG("%s", r.why);
+	/* Overlapping is not the future. */
+	CHECK(LC_LINEARIZABLE, "none",
+	      "search 8 0 ok 5 0 20",
+	      "insert 8 5 ok 0 10 30");
+}
+
+TEST(a_combined_update_superseded_in_its_interval_is_linearizable)
+{
+	/* 2 was never read: it went in just before 3 covered it. */
+	CHECK(LC_LINEARIZABLE, "none",
+	      "insert 9 1 ok 0 0 10",
+	      "update 9 2 ok 0 20 60",
+	      "update 9 3 ok 0 30 50",
+	      "search 9 0 ok 3 70 80");
+	/* Not once it returned before the covering write began. */
+	CHECK(LC_VIOLATION, "none",
+	      "insert 9 1 ok 0 0 10",
+	      "update 9 2 ok 0 20 25",
+	      "search 9 0 ok 1 30 40");
+}
+
+TEST(an_unknown_outcome_may_or_may_not_have_taken_effect)
+{
+	/* Took effect, even after its response. */
+	CHECK(LC_LINEARIZABLE, "none",
+	      "insert 10 1 ok 0 0 10",
+	      "update 10 2 unknown 0 20 30",
+	      "search 10 0 ok 1 40 50",
+	      "search 10 0 ok 2 60 70");
+	/* Did not. */
+	CHECK(LC_LINEARIZABLE, "none",
+	      "insert 10 1 ok 0 0 10",
+	      "update 10 2 unknown 0 20 30",
+	      "search 10 0 ok 1 40 50");
+	/* Never returned. */
+	CHECK(LC_LINEARIZABLE, "none",
+	      "insert 10 1 pending 0 20 0",
+	      "search 10 0 notfound 0 30 40",
+	      "search 10 0 ok 1 50 60");
+	/* But not before it was invoked. */
+	CHECK(LC_VIOLATION, "none",
+	      "search 10 0 ok 1 0 10",
+	      "insert 10 1 pending 0 20 0");
+	/* Refused operations never did. */
+	CHECK(LC_VIOLATION, "none",
+	      "insert 10 1 nospc 0 0 10",
+	      "search 10 0 ok 1 20 30");
+	CHECK(LC_VIOLATION, "none",
+	      "insert 10 1 error 0 0 10",
+	      "search 10 0 notfound 0 20 30",
+	      "search 10 0 ok 1 40 50");
+}
+
+TEST(a_history_that_writes_a_value_twice_is_malformed)
+{
+	CHECK(LC_MALFORMED, "none",
+	      "insert 11 1 ok 0 0 10",
+	      "update 11 1 ok 0 20 30");
+}
+
+TEST(without_a_header_a_key_may_start_absent_or_preloaded)
+{
+	CHECK(LC_LINEARIZABLE, NULL, "search 12 0 ok 9223372036854775820 0 10");
+	CHECK(LC_LINEARIZABLE, NULL, "search 12 0 notfound 0 0 10");
+	CHECK(LC_VIOLATION, NULL,
+	      "search 12 0 notfound 0 0 10",
+	      "search 12 0 ok 9223372036854775820 20 30");
+}
+
+TEST(the_first_violating_key_is_reported)
+{
+	struct lc_report r;
+
+	EXPECT_EQ(LC_VIOLATION, verdict_of(&r, "none",
+					   "insert 20 1 ok 0 0 10",
+					   "search 20 0 ok 1 20 30",
+					   "insert 30 2 ok 0 0 10",
+					   "search 30 0 notfound 0 20 30", NULL));
+	EXPECT_EQ(30U, r.key);
+	EXPECT_EQ(2U, r.keys);
+}
+
+TEST(malformed_lines_are_refused)
+{
+	struct lc_history h = { 0 };
+	char err[256];
+
+	EXPECT_EQ(-1, lc_parse_line(&h, "not json", err, sizeof(err)));
+	EXPECT_EQ(-1, lc_parse_line(&h, "{\"key\":1,\"op\":\"frob\",\"result\":\"ok\",\"invoke_ns\":0,\"response_ns\":1}", err, sizeof(err)));
+	EXPECT_EQ(-1, lc_parse_line(&h, "{\"key\":1,\"op\":\"search\",\"result\":\"ok\",\"invoke_ns\":5,\"response_ns\":1}", err, sizeof(err)));
+	EXPECT_EQ(-1, lc_parse_line(&h, "{\"key\":1,\"op\":\"search\",\"invoke_ns\":0,\"response_ns\":1}", err, sizeof(err)));
+	EXPECT_EQ(-1, lc_parse_line(&h, "{\"history\":\"cider-kv\",\"preload\":\"some\"}", err, sizeof(err)));
+	EXPECT_EQ(0, lc_parse_line(&h, "", err, sizeof(err)));
+	EXPECT_EQ(0, lc_parse_line(&h, "{\"key\":1,\"op\":\"search\",\"result\":\"ok\",\"invoke_ns\":0,\"response_ns\":1,\"new_field\":true}", err, sizeof(err)));
+	EXPECT_EQ(1U, h.n);
+	lc_free(&h);
+}
+
+/* ---- random histories against a brute-force search ---- */
+
+struct rng {
+	uint64_t s;
+};
+
+static uint64_t rnd(struct rng *r, uint64_t n)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return (z ^ (z >> 31)) % n;
+}
+
+#define ABS UINT64_MAX
+
+/* Every order and every choice of unknown outcomes, no shortcuts. */
+static bool brute(const struct lc_op *o, unsigned int n, unsigned int used, uint64_t state)
+{
+	unsigned int i, j;
+	bool all = true;
+
+	for (i = 0; i < n; i++) {
+		uint64_t s = state;
+		bool ok;
+
+		if (used & (1U << i))
+			continue;
+		if (o[i].res != LC_UNKNOWN && o[i].res != LC_PENDING)
+			all = false;
+		/* Real time: nothing unplaced may have returned before it began. */
+		for (j = 0; j < n; j++)
+			if (j != i && !(used & (1U << j)) && o[j].resp < o[i].inv &&
+			    o[j].res != LC_UNKNOWN && o[j].res != LC_PENDING)
+				break;
+		if (j < n)
+			continue;
+		switch (o[i].res) {
+		case LC_NOTFOUND:
+			ok = state == ABS;
+			break;
+		case LC_EXISTS:
+			ok = state != ABS;
+			break;
+		case LC_OK:
+		case LC_UNKNOWN:
+		case LC_PENDING:
+			switch (o[i].kind) {
+			case LC_SEARCH:
+				ok = o[i].res != LC_OK || state == o[i].value;
+				break;
+			case LC_INSERT:
+				ok = state == ABS;
+				s = o[i].arg;
+				break;
+			case LC_UPDATE:
+				ok = state != ABS;
+				s = o[i].arg;
+				break;
+			case LC_DELETE:
+				ok = state != ABS;
+				s = ABS;
+				break;
+			default:
+				s = o[i].arg;
+				ok = true;
+			}
+			break;
+		default:
+			ok = true;
+		}
+		if (ok && brute(o, n, used | 1U << i, s))
+			return true;
+	}
+	/* Unknown outcomes left over did not happen. */
+	return all;
+}
+
+/*
+ * A random history of one key: mostly from a real sequential run with
+ * intervals around the points, sometimes disturbed.
+ */
+static unsigned int random_history(struct rng *r, struct lc_op *o, unsigned int n, bool disturb)
+{
+	uint64_t state = ABS, t = 0, vals[16];
+	unsigned int i, nv = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t p = t + 10 + rnd(r, 20), d = rnd(r, 40);
+
+		memset(&o[i], 0, sizeof(o[i]));
+		o[i].key = 1;
+		o[i].line = i + 1;
+		o[i].kind = (uint8_t)rnd(r, 5);
+		o[i].inv = d > p ? 0 : p - d;
+		o[i].resp = p + rnd(r, 40);
+		t = p;
+		o[i].arg = 100 + i;
+		switch (o[i].kind) {
+		case LC_SEARCH:
+			o[i].res = state == ABS ? LC_NOTFOUND : LC_OK;
+			o[i].value = state;
+			o[i].arg = 0;
+			break;
+		case LC_INSERT:
+			o[i].res = state == ABS ? LC_OK : LC_EXISTS;
+			break;
+		case LC_UPDATE:
+		case LC_DELETE:
+			o[i].res = state == ABS ? LC_NOTFOUND : LC_OK;
+			break;
+		default:
+			o[i].res = LC_OK;
+		}
+		if (o[i].kind == LC_DELETE)
+			o[i].arg = 0;
+		if (o[i].res == LC_OK && o[i].kind != LC_SEARCH) {
+			state = o[i].kind == LC_DELETE ? ABS : o[i].arg;
+			if (o[i].kind != LC_DELETE)
+				vals[nv++] = o[i].arg;
+			if (!rnd(r, 6))
+				o[i].res = rnd(r, 2) ? LC_UNKNOWN : LC_PENDING;
+		}
+		if (o[i].res == LC_PENDING)
+			o[i].resp = LC_INF;
+	}
+	if (disturb && nv) {
+		i = (unsigned int)rnd(r, n);
+		switch (rnd(r, 3)) {
+		case 0:		/* a read sees another value */
+			o[i].kind = LC_SEARCH;
+			o[i].res = LC_OK;
+			o[i].value = vals[rnd(r, nv)];
+			o[i].arg = 0;
+			break;
+		case 1:		/* a result flips */
+			o[i].res = o[i].res == LC_OK ? (o[i].kind == LC_INSERT ? LC_EXISTS : LC_NOTFOUND) :
+				   LC_OK;
+			if (o[i].kind == LC_SEARCH && o[i].res == LC_OK)
+				o[i].value = vals[rnd(r, nv)];
+			break;
+		default:	/* an interval moves */
+			o[i].inv += rnd(r, 60);
+			if (o[i].resp != LC_INF)
+				o[i].resp = o[i].inv + rnd(r, 20);
+		}
+		if (o[i].res == LC_PENDING)
+			o[i].resp = LC_INF;
+	}
+	return n;
+}
+
+TEST(random_histories_get_the_verdict_of_a_brute_force_search)
+{
+	struct rng r = { 12345 };
+	unsigned int iter, agree[2] = { 0 };
+	struct lc_op o[8];
+
+	for (iter = 0; iter < 20000; iter++) {
+		unsigned int n = 2 + (unsigned int)rnd(&r, 6);
+		struct lc_history h = { 0 };
+		struct lc_report rep;
+		bool want;
+		int v;
+
+		random_history(&r, o, n, iter % 2);
+		want = brute(o, n, 0, ABS);
+		h.ops = malloc(n * sizeof(*o));
+		ASSERT_NE(NULL, h.ops);
+		memcpy(h.ops, o, n * sizeof(*o));
+		h.n = h.cap = n;
+		h.preload = LC_PRELOAD_NONE;
+		v = lc_check(&h, &lim, &rep);
+		lc_free(&h);
+		if (v == LC_MALFORMED)
+			continue;
+		if ((want ? LC_LINEARIZABLE : LC_VIOLATION) != v) {
+			unsigned int i;
+
+			for (i = 0; i < n; i++)
+				fprintf(stderr, "# %u %s %llu res %u val %llu [%llu %llu]\n", i + 1,
+					(const char *[]){ "search", "insert", "update", "delete", "put" }[o[i].kind],
+					(unsigned long long)o[i].arg, o[i].res,
+					(unsigned long long)o[i].value, (unsigned long long)o[i].inv,
+					(unsigned long long)o[i].resp);
+		}
+		ASSERT_EQ(want ? LC_LINEARIZABLE : LC_VIOLATION, v)
+			TH_LOG("iteration %u: %s", iter, rep.why);
+		agree[want]++;
+	}
+	/* Both verdicts must have been exercised, many times. */
+	EXPECT_LT(1000U, agree[0]);
+	EXPECT_LT(1000U, agree[1]);
+}
+
+/* Many concurrent writers, the case write combining makes common. */
+TEST(wide_concurrency_is_decided)
+{
+	struct lc_history h = { 0 };
+	struct lc_report rep;
+	char line[256], err[128];
+	unsigned int i, w;
+
+	lc_parse_line(&h, "{\"history\":\"cider-kv\",\"version\":1,\"preload\":\"all\"}", err,
+		      sizeof(err));
+	/* Rounds of 64 overlapping UPDATEs, the last one read afterwards. */
+	for (i = 0; i < 50; i++) {
+		for (w = 0; w < 64; w++) {
+			snprintf(line, sizeof(line),
+				 "{\"client\":%u,\"key\":1,\"op\":\"update\",\"arg\":%u,\"result\":\"ok\",\"invoke_ns\":%u,\"response_ns\":%u}",
+				 w, 1 + i * 64 + w, i * 1000 + w, i * 1000 + 500 + w);
+			ASSERT_EQ(0, lc_parse_line(&h, line, err, sizeof(err)));
+		}
+		snprintf(line, sizeof(line),
+			 "{\"client\":99,\"key\":1,\"op\":\"search\",\"result\":\"ok\",\"value\":%u,\"invoke_ns\":%u,\"response_ns\":%u}",
+			 1 + i * 64 + (i * 7) % 64, i * 1000 + 600, i * 1000 + 700);
+		ASSERT_EQ(0, lc_parse_line(&h, line, err, sizeof(err)));
+	}
+	EXPECT_EQ(LC_LINEARIZABLE, lc_check(&h, &lim, &rep)) TH_LOG("%s", rep.why);
+	lc_free(&h);
+}
+
+TEST(a_search_that_hits_its_bound_is_inconclusive_not_a_pass)
+{
+	static const struct lc_limits tiny = { .max_states = 4, .max_seconds = 60 };
+	struct lc_history h = { 0 };
+	struct lc_report rep;
+	char line[256], err[128];
+	unsigned int i;
+
+	for (i = 0; i < 40; i++) {
+		snprintf(line, sizeof(line),
+			 "{\"client\":0,\"key\":1,\"op\":\"put\",\"arg\":%u,\"result\":\"ok\",\"invoke_ns\":%u,\"response_ns\":%u}",
+			 i + 1, i * 10, i * 10 + 5);
+		ASSERT_EQ(0, lc_parse_line(&h, line, err, sizeof(err)));
+	}
+	EXPECT_EQ(LC_INCONCLUSIVE, lc_check(&h, &tiny, &rep));
+	EXPECT_NE(NULL, strstr(rep.why, "bound")) TH_LOG("%s", rep.why);
+	lc_free(&h);
+}
+
+TEST_HARNESS_MAIN
