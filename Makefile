@@ -64,6 +64,7 @@ module-debug: deps
 module-6.12: deps
 	tools/module-line 6.12
 
+# The W=1 build and sparse (C=2) in one pass.
 sparse-6.12: deps
 	tools/module-line 6.12 --sparse
 
