@@ -154,6 +154,8 @@ static bool errno_expected(int e)
  * CIDER_IOC_KV's errnos (uapi/linux/cider.h), plus what the VFS and
  * io_uring add: narrower than the rest, since a store reports a lost
  * node as ENOTCONN or ECOMM only, never with the loss's own reason.
+ * EIO: a GET found a block that is not its key's, which raw writes into
+ * the array store's region (pick_id) cause.
  */
 static bool kv_errno_expected(int e)
 {
@@ -161,7 +163,7 @@ static bool kv_errno_expected(int e)
 	case ENOENT: case EEXIST: case ENOSPC: case ERANGE: case ENOTCONN:
 	case ECOMM: case EAGAIN: case EINTR: case EINVAL: case ENAMETOOLONG:
 	case E2BIG: case EDOM: case EFAULT: case ENXIO: case EOPNOTSUPP:
-	case ENOMEM:
+	case ENOMEM: case EIO:
 	case EBADF: case ENOTTY: case ECANCELED:
 		return true;
 	}

@@ -240,6 +240,9 @@ struct cider_raw_batch {
  *              op_timeout_ms.
  *   -ENOMEM    the kernel had no memory for the operation (for its
  *              verbs: for op_timeout_ms): it did not happen.
+ *   -EIO       GET: the block the index points to holds another key:
+ *              the region was written by other means (raw operations).
+ *              Nothing was changed.
  *   -EINTR     a fatal signal arrived while waiting for a slot.
  * Refused before anything is sent:
  *   -EINVAL    size, opcode, flags or reserved words not as documented;
