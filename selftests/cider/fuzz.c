@@ -1014,7 +1014,7 @@ int main(int argc, char **argv)
 		snprintf(cfg.mn_addr, sizeof(cfg.mn_addr), "%s", memd.addr);
 		/* The KV node's synchronization mode follows from the seed too. */
 		kv_store[5] = modes[cfg.seed % 4];
-		if (memd_start_store(&kvmemd, "4M", 10000 + getpid() % 500, kv_store)) {
+		if (memd_start_store(&kvmemd, "16M", 10000 + getpid() % 500, kv_store)) {
 			printf("not ok 1 fuzz: cider-memd (array store) did not start (log %s)\n",
 			       kvmemd.log);
 			memd_stop(&memd, SIGTERM);
