@@ -131,6 +131,9 @@ struct thread {
 	 * kernel (a GET's buffer is written at its completion). */
 	struct kvbuf {
 		unsigned char key[16], val[16], get[80];
+		/* Only ever a valid key and value: io_uring may read them
+		 * after this slot was reused (uapi: until the completion). */
+		uint64_t skey, sval;
 	} kb[KV_SLOTS];
 };
 
@@ -425,8 +428,8 @@ static void fuzz_kv_cmd(struct thread *t, struct cider_kv_cmd *cmd, unsigned int
 	cmd->key_len = t->sane ? 8 : kv_len(t, true);
 	cmd->key = kv_ptr(t, kb->key, sizeof(kb->key), cmd->key_len);
 	if (t->sane) {
-		memcpy(kb->key, &key, 8);	/* at offset 0 then */
-		cmd->key = (uintptr_t)kb->key;
+		kb->skey = key;
+		cmd->key = (uintptr_t)&kb->skey;
 	}
 	switch (cmd->opcode) {
 	case CIDER_KV_GET:
@@ -445,8 +448,8 @@ static void fuzz_kv_cmd(struct thread *t, struct cider_kv_cmd *cmd, unsigned int
 		cmd->value_len = t->sane ? 8 : kv_len(t, false);
 		cmd->value = kv_ptr(t, kb->val, sizeof(kb->val), cmd->value_len);
 		if (t->sane) {
-			memcpy(kb->val, &val, 8);
-			cmd->value = (uintptr_t)kb->val;
+			kb->sval = val;
+			cmd->value = (uintptr_t)&kb->sval;
 		}
 		break;
 	}

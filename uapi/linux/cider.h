@@ -218,9 +218,11 @@ struct cider_raw_batch {
  * io_uring as IORING_OP_URING_CMD on /dev/cider (ring set up with
  * IORING_SETUP_SQE128), cmd_op = CIDER_IOC_KV, struct cider_kv_cmd in
  * the SQE's command area, uring_cmd_flags 0.  Key and value are read
- * from user memory when the command is issued and may be reused once
- * the call returned or the SQE was submitted; a GET's buffer must stay
- * valid until its completion.
+ * from user memory when the command is issued: for the ioctl, they may
+ * be reused once it returned; through io_uring they must stay valid
+ * until the completion, like a GET's buffer (io_uring may issue the
+ * command after io_uring_enter() returned: IOSQE_ASYNC, or from its
+ * worker when every operation slot was busy).
  *
  * Result (the ioctl's return value, or the CQE's res):
  *   >= 0       done: 0 for PUT, INSERT, UPDATE and DELETE; for GET the
