@@ -35,6 +35,7 @@
 #include "cider.h"
 #include "cider-uring.h"
 #include "memd.h"
+#include "sysfs.h"
 #include "rawops.h"
 
 #define FAULT_DIR "/sys/kernel/debug/cider/fault/"
@@ -43,24 +44,11 @@
 #define OP_TIMEOUT 6
 #define OP_TIMEOUT_MS "6000"
 
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return n;
-}
-
 static void defaults(void)
 {
-	write_file(FAULT_DIR "drop_cqes", "0");
-	write_file(PARAM_DIR "op_timeout_ms", "10000");
-	write_file(PARAM_DIR "keepalive_ms", "1000");
+	sysfs_write(FAULT_DIR "drop_cqes", "0");
+	sysfs_write(PARAM_DIR "op_timeout_ms", "10000");
+	sysfs_write(PARAM_DIR "keepalive_ms", "1000");
 }
 
 /* The running kernel is @major.@minor or later. */
@@ -178,9 +166,9 @@ static int exit_with_pending(struct __test_metadata *_metadata, FIXTURE_DATA(pen
 	char c = 0;
 	pid_t pid;
 
-	if (refs < 1 || write_file(PARAM_DIR "keepalive_ms", "600000") ||
-	    write_file(PARAM_DIR "op_timeout_ms", OP_TIMEOUT_MS) ||
-	    write_file(FAULT_DIR "drop_cqes", "1") || pipe(p))
+	if (refs < 1 || sysfs_write(PARAM_DIR "keepalive_ms", "600000") ||
+	    sysfs_write(PARAM_DIR "op_timeout_ms", OP_TIMEOUT_MS) ||
+	    sysfs_write(FAULT_DIR "drop_cqes", "1") || pipe(p))
 		return -1;
 	pid = fork();
 	if (pid == 0) {
@@ -223,7 +211,7 @@ static void ends_and_reattaches(struct __test_metadata *_metadata, FIXTURE_DATA(
 	}
 	EXPECT_EQ(CIDER_MN_DEAD, mi.state);
 	EXPECT_EQ(-ETIMEDOUT, mi.dead_reason);
-	EXPECT_EQ(0, write_file(FAULT_DIR "drop_cqes", "0"));
+	EXPECT_EQ(0, sysfs_write(FAULT_DIR "drop_cqes", "0"));
 	EXPECT_EQ(0, cider_detach(self->fd, self->at.mn_id));
 	self->attached = false;
 	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3, 0, &self->at));

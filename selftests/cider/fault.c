@@ -29,30 +29,18 @@
 #include "cider-uring.h"
 #include "../../kmod/core/layout.h"
 #include "memd.h"
+#include "sysfs.h"
 #include "rawops.h"
 
 #define FAULT_DIR "/sys/kernel/debug/cider/fault/"
 #define PARAM_DIR "/sys/module/cider/parameters/"
-
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return n;
-}
 
 static int knob(const char *name, const char *val)
 {
 	char path[128];
 
 	snprintf(path, sizeof(path), FAULT_DIR "%s", name);
-	return write_file(path, val);
+	return sysfs_write(path, val);
 }
 
 static void knobs_off(void)
@@ -68,8 +56,8 @@ static void knobs_off(void)
 	knob("hello_size_delta", "0");
 	knob("cm_delay_ms", "0");
 	knob("remove_delay_ms", "0");
-	write_file(PARAM_DIR "op_timeout_ms", "10000");
-	write_file(PARAM_DIR "keepalive_ms", "1000");
+	sysfs_write(PARAM_DIR "op_timeout_ms", "10000");
+	sysfs_write(PARAM_DIR "keepalive_ms", "1000");
 }
 
 /* Kernel log records so far that contain @what. */
@@ -387,8 +375,8 @@ TEST_F_TIMEOUT(fault, lost_completion_ends_by_the_watchdog, 60)
 	double t;
 
 	NEED();
-	ASSERT_EQ(0, write_file(PARAM_DIR "keepalive_ms", "600000"));
-	ASSERT_EQ(0, write_file(PARAM_DIR "op_timeout_ms", "1000"));
+	ASSERT_EQ(0, sysfs_write(PARAM_DIR "keepalive_ms", "600000"));
+	ASSERT_EQ(0, sysfs_write(PARAM_DIR "op_timeout_ms", "1000"));
 	ASSERT_EQ(0, knob("drop_cqes", "1"));
 	op[0] = op_rw(CIDER_RAW_READ, self->word, &r, 8);
 	op[1] = op_faa(self->word, 1);
@@ -418,8 +406,8 @@ TEST_F_TIMEOUT(fault, an_idle_node_is_noticed_dead, 60)
 	double t, end;
 
 	NEED();
-	ASSERT_EQ(0, write_file(PARAM_DIR "keepalive_ms", "500"));
-	ASSERT_EQ(0, write_file(PARAM_DIR "op_timeout_ms", "1000"));
+	ASSERT_EQ(0, sysfs_write(PARAM_DIR "keepalive_ms", "500"));
+	ASSERT_EQ(0, sysfs_write(PARAM_DIR "op_timeout_ms", "1000"));
 	ASSERT_EQ(0, knob("drop_cqes", "1"));
 	t = memd_now();
 	for (end = t + 10; memd_now() < end; usleep(50 * 1000)) {
@@ -445,8 +433,8 @@ TEST_F_TIMEOUT(fault, a_waiting_ioctl_is_killable, 60)
 	double t;
 
 	NEED();
-	ASSERT_EQ(0, write_file(PARAM_DIR "keepalive_ms", "600000"));
-	ASSERT_EQ(0, write_file(PARAM_DIR "op_timeout_ms", "60000"));
+	ASSERT_EQ(0, sysfs_write(PARAM_DIR "keepalive_ms", "600000"));
+	ASSERT_EQ(0, sysfs_write(PARAM_DIR "op_timeout_ms", "60000"));
 	ASSERT_EQ(0, knob("drop_cqes", "1"));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -506,12 +494,12 @@ TEST_F(fault, unknown_uring_cmd_flags_are_refused)
 TEST_F(fault, parameters_are_range_checked)
 {
 	NEED();
-	EXPECT_EQ(-EINVAL, write_file(PARAM_DIR "op_timeout_ms", "0"));
-	EXPECT_EQ(-EINVAL, write_file(PARAM_DIR "op_timeout_ms", "600001"));
-	EXPECT_EQ(-EINVAL, write_file(PARAM_DIR "op_timeout_ms", "-1"));
-	EXPECT_EQ(-EINVAL, write_file(PARAM_DIR "keepalive_ms", "0"));
-	EXPECT_EQ(0, write_file(PARAM_DIR "op_timeout_ms", "100"));
-	EXPECT_EQ(0, write_file(PARAM_DIR "op_timeout_ms", "10000"));
+	EXPECT_EQ(-EINVAL, sysfs_write(PARAM_DIR "op_timeout_ms", "0"));
+	EXPECT_EQ(-EINVAL, sysfs_write(PARAM_DIR "op_timeout_ms", "600001"));
+	EXPECT_EQ(-EINVAL, sysfs_write(PARAM_DIR "op_timeout_ms", "-1"));
+	EXPECT_EQ(-EINVAL, sysfs_write(PARAM_DIR "keepalive_ms", "0"));
+	EXPECT_EQ(0, sysfs_write(PARAM_DIR "op_timeout_ms", "100"));
+	EXPECT_EQ(0, sysfs_write(PARAM_DIR "op_timeout_ms", "10000"));
 }
 
 /* A synchronous failure to resolve the address fails the attach at once. */
@@ -674,7 +662,7 @@ static int cpu_set_online(int cpu, int on)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	return write_file(path, on ? "1" : "0");
+	return sysfs_write(path, on ? "1" : "0");
 }
 
 struct pinned {

@@ -4,9 +4,12 @@
 #define CIDER_SELFTEST_SYSFS_H
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Read a one-line sysfs file without its newline; 0 or -1. */
 static inline int sysfs_read(const char *path, char *buf, size_t len)
@@ -22,6 +25,20 @@ static inline int sysfs_read(const char *path, char *buf, size_t len)
 		return -1;
 	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
+}
+
+/* Write @val to a sysfs, debugfs or tracefs file: 0 or -errno. */
+static inline int sysfs_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
 }
 
 /* The entries of a sysfs class directory (up to @max); their count or -1. */
