@@ -24,7 +24,7 @@ LIB_HDR := lib/cider.h uapi/linux/cider.h
 SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop selftests/cider/kv \
 	selftests/cider/kvhash selftests/cider/cancel
 # Run only under the debug kernel (they need its fault injection).
-DEBUG_SELFTESTS := selftests/cider/faults selftests/cider/fuzz
+DEBUG_SELFTESTS := selftests/cider/faults selftests/cider/kvfaults selftests/cider/removal selftests/cider/fuzz
 CORE_SRC := kmod/core/credit.c kmod/core/backoff.c kmod/core/store.c
 PROTO_SRC := $(addprefix kmod/core/,client.c write.c lockqueue.c writecomb.c localwc.c contention.c \
 	alloc.c slab.c race.c hashindex.c block.c)

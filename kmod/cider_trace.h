@@ -2,8 +2,8 @@
 /*
  * Tracepoints on the data path's state changes: every change of a memory
  * node's state (mn.c) and of a channel's (channel.c), from the one
- * function that makes it; and every lock acquisition, release, handover
- * and reset the protocol core reports (kvstore.c).  Free when off; on a
+ * function that makes it; and every lock acquisition, release and reset
+ * the protocol core reports (kvstore.c).  Free when off; on a
  * running system:
  *
  *	echo 1 > /sys/kernel/tracing/events/cider/enable
@@ -72,12 +72,13 @@ TRACE_EVENT(cider_chan_state,
 	__print_symbolic(t,				\
 			 { 0, "acquire" },		\
 			 { 1, "release" },		\
-			 { 2, "handover" },		\
-			 { 3, "reset" })
+			 { 2, "reset" })
 
 /*
- * @lock: the lock entry's offset in the region; @a, @b: the queue nodes
- * involved (handover: from, to) or the holder.
+ * @lock: the lock record's offset in the region; @a: the holder (queue
+ * node id, or the CAS lock's word); @b: on the lock queue bit 63 and the
+ * generation and ticket acquired, or the count and first ticket released
+ * (core/proto.h); for a reset, the header replaced.
  */
 TRACE_EVENT(cider_lock,
 	    TP_PROTO(u32 mn, u32 cn, u32 client, u8 type, u64 lock, u64 a, u64 b),

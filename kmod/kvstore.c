@@ -164,6 +164,9 @@ static void cider_kvs_cfg(struct cider_cfg *cfg, const struct cider_mn_sb *sb)
 	cfg->initial_credit = 36;	/* CIDER Algorithm 1 */
 	cfg->hotness = 2;
 	cfg->aimd = 2;
+	cfg->escalate = 2;		/* failed CASes before an UPDATE queues */
+	cfg->lock_qlen = sb->lock_qlen;	/* the lock table as formatted */
+	cfg->lock_rec = sb->lock_rec;
 }
 
 /* ---- carrying out what the core asked for, after the unlock ---- */
@@ -391,14 +394,39 @@ static void cider_kslot_post(struct cider_shard *sh, struct cider_kslot *ks)
 	list_add_tail(&b->node, &sh->posts);
 }
 
+/* Does every verb fit the buffer it names?  The core never asks otherwise. */
+static bool cider_kvs_verbs_fit(const struct cider_kslot *ks, const struct cider_verb *v,
+				unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		bool ext = cider_verb_ext(ks, &v[i]);
+
+		/* Bytes go to the slot's block buffer or the verb's own words. */
+		if ((v[i].buf && !ext) ||
+		    v[i].len > (ext ? ks->sh->kvs->blk_len : sizeof(v[i].data)))
+			return false;
+	}
+	return true;
+}
+
 static void cider_kvs_post(void *fab, struct cider_client *c, struct cider_verb *v,
 			   unsigned int n)
 {
 	struct cider_shard *sh = fab;
 	struct cider_kslot *ks = cider_kslot_of(sh, c);
+	unsigned int i;
 
 	ks->v = v;
 	ks->nv = n;
+	if (WARN_ON_ONCE(!cider_kvs_verbs_fit(ks, v, n))) {
+		/* Unsent, failed: the core ends the operation. */
+		for (i = 0; i < n; i++)
+			v[i].status = -EIO;
+		cider_kvs_wake(sh, c);
+		return;
+	}
 	cider_kslot_post(sh, ks);
 }
 
@@ -670,7 +698,7 @@ static int cider_kvs_pick(struct cider_kvs *kvs, struct cider_kv_req *r,
 	return 0;
 }
 
-/* A free slot, claimed for @r (FILLING): 1, 0 none free, -errno store dead. */
+/* A free slot, claimed for @r (FILLING): 1, 0 none free, -ENOTCONN store dead. */
 static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 {
 	int dead = 0;
@@ -694,7 +722,12 @@ static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 		break;
 	}
 	spin_unlock_bh(&sh->lock);
-	return dead ?: r->ks ? 1 : 0;
+	/*
+	 * Whatever killed the store (-ENODEV, -ETIMEDOUT, -EIO, ...; MN_INFO
+	 * reports it), an operation that does not start is -ENOTCONN to user
+	 * space: the uapi's one errno for "it did not happen".
+	 */
+	return dead ? -ENOTCONN : r->ks ? 1 : 0;
 }
 
 /* Wait (bounded, killable) for a slot unless @nowait: 0 or -errno. */
@@ -741,7 +774,7 @@ static int cider_kslot_run(struct cider_kslot *ks, struct cider_kv_req *r, int f
 	int ret;
 
 	spin_lock_bh(&sh->lock);
-	ret = filled ?: cider_shard_dead(sh);
+	ret = filled ?: cider_shard_dead(sh) ? -ENOTCONN : 0;
 	if (ret) {
 		spin_unlock_bh(&sh->lock);
 		return ret;		/* the slot goes with the request */

@@ -23,8 +23,9 @@ void cider_uring_prep_raw(struct io_uring_sqe *sqe, int fd, unsigned int mn_id,
 
 /*
  * Prepare @sqe for one KV operation on @store; the CQE's res is what
- * CIDER_IOC_KV returns (GET: the value's length).  Key and value are
- * copied at submission; a GET's @buf must stay valid until the CQE.
+ * CIDER_IOC_KV returns (GET: the value's length).  Key, value and a
+ * GET's @buf must stay valid until the CQE: io_uring may issue the
+ * command after the submission returned (IOSQE_ASYNC, busy slots).
  * Lengths the ABI cannot carry make an SQE the module refuses (-EINVAL).
  */
 void cider_uring_prep_get(struct io_uring_sqe *sqe, int fd, unsigned int store,

@@ -31,7 +31,6 @@ enum cider_child {
 	CIDER_CHILD_ACQUIRE,
 	CIDER_CHILD_RELEASE,
 	CIDER_CHILD_COORD,
-	CIDER_CHILD_PASSTHRU,
 };
 
 static const struct {
@@ -58,7 +57,6 @@ static const struct {
 	[CIDER_OP_ACQUIRE] = { "acquire", CIDER_CHILD_ACQUIRE },
 	[CIDER_OP_RESTART] = { "restart", CIDER_CHILD_NONE },
 	[CIDER_OP_EXEC_WRITE] = { "exec_write", CIDER_CHILD_WRITE },
-	[CIDER_OP_PASSTHRU] = { "passthru", CIDER_CHILD_PASSTHRU },
 	[CIDER_OP_EXEC_RELEASE] = { "exec_release", CIDER_CHILD_RELEASE },
 	[CIDER_OP_COORD] = { "coord", CIDER_CHILD_COORD },
 	[CIDER_OP_HOLD_WRITE] = { "hold_write", CIDER_CHILD_WRITE },
@@ -313,41 +311,33 @@ static enum cider_step cider_op_restart(struct cider_client *c)
 	return cider_sleep(c, cfg_of(c)->backoff_t0_ns);
 }
 
-/* The MCS lock gave c->qn a role: act on it. */
+/* The lock queue gave c->qn a role: act on it. */
 static enum cider_step cider_op_role(struct cider_client *c)
 {
 	struct cider_qnode *q = c->qn;
 
-	if (c->restart)		/* a DELETE under way, a reset, or no qnode */
+	if (c->restart)		/* a reset, a lost result, or no qnode */
 		return cider_op_restart(c);
 	if (q->ptr != c->ptr) {	/* the latest pointer the queue knows */
 		c->ptr = q->ptr;
 		c->ptr_hint = true;
 	}
-	if (q->state == CIDER_Q_COMBINED && c->op != CIDER_UPDATE) {
-		/*
-		 * Only UPDATEs combine.  A DELETE is queued last, but a client
-		 * holding a pointer read before the version wrapped can queue
-		 * behind it; if a batch then covers the DELETE, it did not
-		 * happen: pass the result on and start over.
-		 */
-		cider_qnode_owner_done(q);
-		c->qn = NULL;
-		return cider_op_goto(c, CIDER_OP_AGAIN);
-	} else if (q->state == CIDER_Q_COMBINED) {		/* participant */
+	if (q->state == CIDER_Q_COMBINED) {		/* participant */
 		c->res = q->result;
 		c->writer = q->writer;
-		c->batch = 2;
+		c->batch = q->count;
 		cider_qnode_owner_done(q);
 		c->qn = NULL;
+		if (c->res == CIDER_RES_NONE)	/* the executor had to start over */
+			return cider_op_goto(c, CIDER_OP_AGAIN);
 		return cider_op_after_pess(c);
 	} else if (q->state == CIDER_Q_EXECUTOR) {
-		c->batch = 2;
+		c->batch = q->count;
 		cider_write_init(c);
 		return cider_op_goto(c, CIDER_OP_EXEC_WRITE);
-	} else if (cfg_of(c)->mode == CIDER_MODE_CIDER && q->next && c->op == CIDER_UPDATE) {
-		/* coordinator: a DELETE with a successor just deletes and hands over */
-		c->batch = 2;
+	} else if (cfg_of(c)->mode == CIDER_MODE_CIDER && q->granted_waiting &&
+		   c->op == CIDER_UPDATE) {
+		/* It waited: others may be queued behind it to combine with. */
 		cider_coord_init(c);
 		return cider_op_goto(c, CIDER_OP_COORD);
 	}
@@ -425,27 +415,29 @@ static enum cider_step cider_op_back(struct cider_client *c)
 	case CIDER_OP_RESTART:
 		return cider_op_goto(c, CIDER_OP_AGAIN);
 	case CIDER_OP_EXEC_WRITE:
+		/* Early release: report, and free the whole batch's tickets now. */
 		cider_wc_report(c);
-		cider_passthru_init(c);
-		return cider_op_goto(c, CIDER_OP_PASSTHRU);
-	case CIDER_OP_PASSTHRU:
-		if (!c->restart) {
-			cider_release_init(c);
-			return cider_op_goto(c, CIDER_OP_EXEC_RELEASE);
-		}
-		c->restart = false;
-		c->qn = NULL;
-		return cider_op_after_pess(c);
+		cider_release_init(c, c->qn->coord_ticket, c->qn->count);
+		return cider_op_goto(c, CIDER_OP_EXEC_RELEASE);
 	case CIDER_OP_COORD:
-		return c->restart ? cider_op_restart(c) : cider_op_after_pess(c);
+		if (c->restart)
+			return cider_op_restart(c);
+		if (c->sub.coord.members && c->res == CIDER_RES_NONE)
+			return cider_op_goto(c, CIDER_OP_AGAIN);	/* the executor relocated */
+		if (c->sub.coord.members)
+			return cider_op_after_pess(c);
+		cider_write_init(c);		/* nobody to combine with */
+		return cider_op_goto(c, CIDER_OP_HOLD_WRITE);
 	case CIDER_OP_HOLD_WRITE:
-		cider_release_init(c);
+		cider_release_init(c, c->qn->ticket, 1);
 		return cider_op_goto(c, CIDER_OP_HOLD_RELEASE);
 	case CIDER_OP_HOLD_RELEASE:
 		if (c->relocate)	/* released; the key moved: start over */
 			return cider_op_goto(c, CIDER_OP_AGAIN);
 		return cider_op_after_pess(c);
 	case CIDER_OP_EXEC_RELEASE:
+		if (c->relocate)	/* reported as not done: everyone starts over */
+			return cider_op_goto(c, CIDER_OP_AGAIN);
 		return cider_op_after_pess(c);
 	case CIDER_OP_DONE:
 		if (!c->fenced)
@@ -478,8 +470,6 @@ static enum cider_step cider_op_child_step(struct cider_client *c)
 		return cider_release_step(c);
 	case CIDER_CHILD_COORD:
 		return cider_coord_step(c);
-	case CIDER_CHILD_PASSTHRU:
-		return cider_passthru_step(c);
 	default:
 		return CIDER_STEP_DONE;
 	}
@@ -578,7 +568,6 @@ void cider_client_start(struct cider_client *c, const struct cider_kv_args *a)
 	c->lw = NULL;
 	c->lw_member = false;
 	c->qn = NULL;
-	c->mm_since = 0;
 	c->late = 0;
 	c->fenced = false;
 	c->state = CIDER_OP_AGAIN;
@@ -661,8 +650,6 @@ const char *cider_client_sub_state_name(const struct cider_client *c)
 		return cider_release_state_name(c->sub.release.state);
 	case CIDER_CHILD_COORD:
 		return cider_coord_state_name(c->sub.coord.state);
-	case CIDER_CHILD_PASSTHRU:
-		return cider_passthru_state_name(c->sub.passthru.state);
 	default:
 		return "";
 	}
@@ -681,19 +668,12 @@ const char *cider_client_leaf_state_name(const struct cider_client *c)
 			return "";
 		return cider_alloc_state_name(c->leaf.alloc.state);
 	case CIDER_CHILD_ACQUIRE:
-		if (c->sub.acquire.state != CIDER_ACQUIRE_WAIT)
-			return "";
-		return cider_wait_state_name(c->leaf.wait.state);
-	case CIDER_CHILD_RELEASE:
-		if (c->sub.release.state != CIDER_RELEASE_WAIT)
+		if (c->sub.acquire.state != CIDER_ACQUIRE_WAIT &&
+		    c->sub.acquire.state != CIDER_ACQUIRE_FULL)
 			return "";
 		return cider_wait_state_name(c->leaf.wait.state);
 	case CIDER_CHILD_COORD:
 		if (c->sub.coord.state != CIDER_COORD_WAIT)
-			return "";
-		return cider_wait_state_name(c->leaf.wait.state);
-	case CIDER_CHILD_PASSTHRU:
-		if (c->sub.passthru.state != CIDER_PASSTHRU_WAIT)
 			return "";
 		return cider_wait_state_name(c->leaf.wait.state);
 	default:

@@ -38,8 +38,7 @@ enum cider_op_state {
 	CIDER_OP_ACQUIRE,	/* child: cider_acquire, the MCS lock */
 	CIDER_OP_RESTART,	/* sleeping before starting over */
 	CIDER_OP_EXEC_WRITE,	/* executor, child: cider_write for the batch */
-	CIDER_OP_PASSTHRU,	/* executor, child: cider_passthru */
-	CIDER_OP_EXEC_RELEASE,	/* executor, child: cider_release */
+	CIDER_OP_EXEC_RELEASE,	/* executor, child: cider_release of the batch */
 	CIDER_OP_COORD,		/* coordinator, child: cider_coord */
 	CIDER_OP_HOLD_WRITE,	/* holder, child: cider_write */
 	CIDER_OP_HOLD_RELEASE,	/* holder, child: cider_release */
@@ -50,6 +49,8 @@ enum cider_op_state {
 
 struct cider_client_stats {
 	u64 ops, updates, pessimistic, combined, cas_fail, resets;
+	u64 self_grants;	/* lock found by polling the header, not by message */
+	u64 ring_full;		/* enqueues that found the lock's ring full */
 };
 
 struct cider_client {
@@ -92,10 +93,10 @@ struct cider_client {
 	u8 fp;			/* hash: the key's fingerprint */
 	u32 lver;		/* hash: the slot's version when located */
 	u32 cls;		/* hash: size class of the block being written */
-	/* the MCS lock it waits for or holds */
+	/* the lock queue it waits in or holds */
 	struct cider_qnode *qn;
-	u64 epoch;		/* the lock's epoch when its wait began */
-	u64 mm_epoch, mm_since;	/* version mismatch watch (lockqueue.c) */
+	u64 epoch;		/* the lock's header as last read */
+	u64 lq_ring[2 + CIDER_LQ_MAX_QLEN];	/* coordinator: the lock record read */
 	/* the machines: the operation's, its active child's, and that one's */
 	u8 state;		/* enum cider_op_state */
 	union {
@@ -107,7 +108,6 @@ struct cider_client {
 		struct cider_acquire acquire;
 		struct cider_release release;
 		struct cider_coord coord;
-		struct cider_passthru passthru;
 	} sub;
 	union {
 		struct cider_alloc alloc;

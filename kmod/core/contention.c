@@ -10,7 +10,7 @@
  * buckets, the entry with the fewest credits is evicted when full.
  *
  * Escalation (not in the paper): an optimistic UPDATE whose CAS failed
- * HOTNESS_THRESHOLD times within one operation stops retrying, joins the
+ * cfg->escalate times (E) within one operation stops retrying, joins the
  * key's lock queue and grants the key INITIAL_CREDIT.  With SMART backoff
  * a contended optimistic UPDATE sleeps rather than retries, so Algorithm
  * 1 sees too few retries to switch, and nothing bounds how long one
@@ -78,7 +78,8 @@ void cider_cont_after_opt(struct cider_cn *cn, u64 key, u32 retries)
 /* Should an optimistic UPDATE that failed @retries CASes join the queue? */
 bool cider_cont_escalate(const struct cider_cn *cn, u32 retries)
 {
-	return cn->cfg->mode == CIDER_MODE_CIDER && retries >= cn->cfg->hotness;
+	return cn->cfg->mode == CIDER_MODE_CIDER && cn->cfg->escalate &&
+	       retries >= cn->cfg->escalate;
 }
 
 /* It did: the key is contended, make its next UPDATEs pessimistic too. */

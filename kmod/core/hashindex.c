@@ -20,7 +20,7 @@ static void cider_use_slot(struct cider_client *c, u32 b, u32 i)
 
 	c->ptr = c->sub.locate.bkt[b][i];
 	c->paddr = cider_bucket_addr(cfg, c->sub.locate.bucket[b]) + i * 8;
-	c->laddr = cfg->lock_off + slot * 16;
+	c->laddr = cider_lock_addr(cfg, slot);
 	c->lver = w_ver(c, c->ptr);
 }
 
@@ -103,6 +103,12 @@ static enum cider_step cider_locate_scan(struct cider_client *c)
 	for (; l->ci < 2 * CIDER_BUCKET_SLOTS; l->ci++) {
 		w = l->bkt[l->ci / 8][l->ci % 8];
 		if (cider_slot_empty(w) || cider_slot_fp(w) != c->fp)
+			continue;
+		/*
+		 * A class no block has (4 bits hold 16, there are 12) comes
+		 * only from a corrupt slot: never READ that much into c->buf.
+		 */
+		if (cider_slot_class(w) >= CIDER_NR_CLASSES)
 			continue;
 		v_reset(c);
 		v_add(c, CIDER_V_READ, cider_slot_off(w),

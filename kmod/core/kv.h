@@ -6,18 +6,17 @@
  * Data pointer (8 bytes per key, index area):
  *   bits 63..52 version (advanced by every DELETE), 51..0 block offset
  *   (0: no KV pair).
- * Lock entry (16 bytes per key, lock area):
- *   word 0: bits 63..52 version (DELETE advances it on enqueue in cider
- *           mode), 51..0 tail: the qnode at the end of the MCS queue
- *           (0: free); in caslock mode the holder's client id + 1.
+ * Lock record (16 + 8 * lock_qlen bytes per key, lock area): the lock
+ *   queue's header and ring (lockqueue.h); in caslock mode word 0 is the
+ *   holder's client id + 1 and word 1 the epoch: bits 63..32 reset
+ *   generation, 31..0 releases (every release adds 1, a reset 1 << 32).
  *
  * The paper's versions are 4 bits.  Ours are 12 (CIDER_VER_BITS, the hash
  * slot's too): a client preempted between its READ of the pointer and
- * its enqueue CAS holds a version that wraps around after 2^bits - 1
- * DELETEs, and then the lock's check no longer keeps it out of a DELETE's
- * queue (the soak found this with 4 bits; see Documentation/protocol.rst).
- *   word 1: epoch: bits 63..32 reset generation, 31..0 releases.  Every
- *           release adds 1; a lock reset adds 1 << 32.
+ * its enqueue holds a version that wraps around after 2^bits - 1
+ * DELETEs, and then the version rule no longer keeps it out of a batch
+ * of another incarnation (writecomb.c; the soak found the like with 4
+ * bits; see Documentation/protocol.rst).
  * KV block (16 bytes, data area, written out of place, never modified):
  *   key, value.
  */

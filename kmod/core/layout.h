@@ -13,7 +13,7 @@
 #include "platform.h"
 
 #define CIDER_MN_MAGIC		0x314e4d5245444943ULL	/* "CIDERMN1" */
-#define CIDER_LAYOUT_VERSION	2	/* 2: the KV store's format (store.h) */
+#define CIDER_LAYOUT_VERSION	3	/* 3: lock records with a ring (store.h) */
 #define CIDER_MN_ALIGN		4096ULL
 #define CIDER_MN_SB_AREA	4096ULL		/* the superblock's own area */
 #define CIDER_MN_MAX_CNS	256
@@ -40,7 +40,7 @@ struct cider_mn_sb {
 	u64 member_size;
 	u64 index_off;		/* the KV index (data pointers, slots) */
 	u64 index_size;
-	u64 lock_off;		/* lock entries, one per index word */
+	u64 lock_off;		/* lock records, one per index word */
 	u64 lock_size;
 	u64 data_off;		/* KV blocks, handed out in chunks */
 	u64 data_size;
@@ -53,13 +53,15 @@ struct cider_mn_sb {
 	u64 nr_keys;		/* capacity the index was sized for */
 	u64 nr_buckets;		/* hash: buckets of 8 slots; array: 0 */
 	u64 bucket_off;		/* hash: the buckets, after the directory page */
-	u64 nr_locks;		/* lock entries at lock_off, one per index word */
+	u64 nr_locks;		/* lock records at lock_off, one per index word */
 	u64 ilock_off;		/* hash: INSERT locks, one per bucket */
 	u64 lease_ns;		/* longest a CN may hold a lock */
 	u64 grace_ns;		/* a freed block's quarantine (slab.h) */
 	u32 max_key_len;
 	u32 max_value_len;
-	u64 reserved[6];
+	u32 lock_qlen;		/* ring entries per lock record (lockqueue.h) */
+	u32 lock_rec;		/* bytes per lock record: 16 + 8 * lock_qlen */
+	u64 reserved[5];
 };
 
 /* cider_mn_sb.index: 0 is "not a KV store", so a zeroed word is refused. */

@@ -1,22 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The lock queue: a distributed MCS lock per data pointer (ShiftLock
- * style, reader-writer part off), and the CAS spinlock baseline.
+ * The lock queue: a FIFO lock per data pointer whose enqueue never fails
+ * or retries on plain 8-byte verbs, and the CAS spinlock baseline.
  *
- * Enqueue swaps the client's qnode into the lock entry's tail.  Kernel
- * verbs on rxe and mlx4 have no masked CAS, so the swap is a CAS loop
- * seeded with the last value seen; its failures are counted.  A client
- * with a predecessor tells it "I am your successor" (ENQ) and waits for
- * the lock to be handed over by message; a release without a known
- * successor CASes the tail back to 0.  Every release adds 1 to the
- * entry's epoch.
+ * Enqueue is one FAA on the lock's header (lockqueue.h): it returns the
+ * ticket (head + size) and, when the queue was empty, the lock.  Kernel
+ * verbs on rxe and mlx4/mlx5 have no masked CAS, so an MCS swap of the
+ * tail is a CAS loop that fails under contention; an FAA always
+ * succeeds, so contending clients queue instead of backing off (DecLock's
+ * CQL lock enqueues so).  A waiter WRITEs its ring entry (who it is, the
+ * pointer version it read, DELETE or not) and READs the header in the same
+ * batch; a release is one FAA (head += k, size -= k) with a READ of the
+ * next ticket's entry, whose waiter it then tells by message (HANDOVER).
+ * The two batches meet at the MN in some order: if the releaser's READ
+ * comes before the waiter's WRITE, the waiter's READ comes after the
+ * releaser's FAA and shows head == its ticket, so it takes the lock
+ * itself; otherwise the releaser finds the entry.  Either way the lock
+ * moves on, in ticket order, with no retry.
  *
- * Fault tolerance (paper §4.6): every wait polls the lock entry every
- * lease/4.  A waiter that sees no release for a full lease (the maximum
- * hold time) resets the lock: tail to 0 and the epoch's reset generation
- * up by one.  Everyone still queued in the old generation sees the new
- * generation on its next poll, abandons its qnode and starts over, so
- * the old queue can never hand the lock to anybody again.
+ * The ring has lock_qlen entries (a power of two, set when the store is
+ * formatted).  A waiter whose ticket is lock_qlen or more ahead of head
+ * would overwrite a live entry: it polls the header (a READ, backing off
+ * with its distance) until there is room, then writes as above.  The
+ * queue stays FIFO and correct; only such waiters cost READs.
+ *
+ * Recovery (paper §4.6, by lease): every wait polls the header every
+ * lease/4.  A new reset generation means the queue is gone: abandon and
+ * start over.  head == own ticket means the lock is ours though nobody
+ * said so.  head unchanged for a whole lease (the longest hold) means the
+ * holder is dead: CAS the header to (head + size, gen + 1, 0), which skips
+ * every ticket issued, so nobody queued before can ever be handed the
+ * lock.  head past its own ticket for a lease without the result of the
+ * batch that took it means that result is lost: start over (the write was
+ * never acknowledged, so doing it again is safe).
  */
 #include "verbs.h"
 
@@ -51,36 +67,48 @@ static struct cider_qnode *cider_qnode_alloc(struct cider_client *c)
 	return NULL;
 }
 
-static struct cider_qnode *cider_qnode_get(struct cider_cn *cn, u64 id)
+/* The qnode a message is for, if it still waits on that lock with that ticket. */
+static struct cider_qnode *cider_qnode_find(struct cider_cn *cn, const struct cider_msg *m)
 {
-	struct cider_qnode *q = &cn->q[cider_qid_slot(id)];
+	struct cider_qnode *q;
 
-	return q->id == id && q->state != CIDER_Q_ABANDONED ? q : NULL;
+	if (m->to_slot >= CIDER_QNODES_PER_CN)
+		return NULL;
+	q = &cn->q[m->to_slot];
+	if (!q->id || !q->enqueued || q->state == CIDER_Q_ABANDONED ||
+	    q->laddr != m->laddr || q->ticket != m->ticket)
+		return NULL;
+	return q;
 }
 
-static void cider_qnode_free(struct cider_qnode *q)
+void cider_qnode_owner_done(struct cider_qnode *q)
 {
 	q->id = 0;
 	q->state = CIDER_Q_FREE;
 }
 
-/* The owner is done with @q; the slot goes once nothing is owed either. */
-void cider_qnode_owner_done(struct cider_qnode *q)
-{
-	q->owner_done = true;
-	if (!q->fwd_pending)
-		cider_qnode_free(q);
-}
-
-void cider_send(struct cider_cn *cn, u8 type, bool combined, u64 to, u64 from,
-		const struct cider_qnode *q)
+void cider_lq_send(struct cider_cn *cn, u8 type, u32 to_cn, u32 to_slot, u32 to_ticket,
+		   const struct cider_qnode *q)
 {
 	struct cider_msg m = {
-		.type = type, .combined = combined, .to = to, .from = from,
-		.exec = q->exec, .ptr = q->ptr, .writer = q->writer, .result = q->result,
+		.type = type, .result = q->result, .to_slot = to_slot, .ticket = to_ticket,
+		.laddr = q->laddr, .from_cn = cn->id, .from_slot = cider_qid_slot(q->id),
+		.from_ticket = q->ticket, .count = q->count, .ptr = q->ptr, .writer = q->writer,
 	};
 
-	cn->fab->ops->send(cn->fab->priv, cn, cider_qid_cn(to), &m);
+	cn->fab->ops->send(cn->fab->priv, cn, to_cn, &m);
+}
+
+static u64 cider_lq_ring(const struct cider_client *c, u32 ticket)
+{
+	return c->laddr + CIDER_LQ_RING_OFF + 8ULL * (ticket & (cfg_of(c)->lock_qlen - 1));
+}
+
+/* The header after a reset: every ticket issued skipped, a new generation. */
+static u64 cider_lq_reset_word(u64 h)
+{
+	return (u64)(cider_lq_head(h) + cider_lq_size(h)) << 32 |
+	       (u64)((cider_lq_gen(h) + 1) & CIDER_LQ_GEN_MASK) << CIDER_LQ_SIZE_BITS;
 }
 
 /* A waiting client gives up its place: the lock was reset under it. */
@@ -88,10 +116,19 @@ static void cider_abandon(struct cider_client *c)
 {
 	if (c->qn) {
 		c->qn->state = CIDER_Q_ABANDONED;
-		cider_qnode_free(c->qn);
+		cider_qnode_owner_done(c->qn);
 		c->qn = NULL;
 	}
 	c->restart = true;
+}
+
+/* The lock is c->qn's, in ticket order, for its own write. */
+static void cider_lq_granted(struct cider_client *c, bool waited)
+{
+	struct cider_qnode *q = c->qn;
+
+	q->state = CIDER_Q_GRANTED;
+	q->granted_waiting = waited;
 }
 
 static bool cider_wait_cond(const struct cider_client *c)
@@ -101,53 +138,111 @@ static bool cider_wait_cond(const struct cider_client *c)
 	switch (c->leaf.wait.cond) {
 	case CIDER_WAIT_LOCK:
 		return q->state != CIDER_Q_WAITING;
-	case CIDER_WAIT_NEXT:
-		return q->next != 0;
 	case CIDER_WAIT_EXEC_DONE:
 		return q->exec_done;
-	case CIDER_WAIT_PASSTHRU:
+	case CIDER_WAIT_ROOM:
 	default:
-		return q->passthru;
+		return q->state != CIDER_Q_WAITING ||
+		       q->ticket - cider_lq_head(c->epoch) < cfg_of(c)->lock_qlen;
 	}
 }
 
-/* c->epoch is the lock's epoch when the wait begins. */
+/* c->epoch is the lock's header as last read when the wait begins. */
 void cider_wait_init(struct cider_client *c, u8 cond)
 {
 	c->leaf.wait.state = CIDER_WAIT_BEGIN;
 	c->leaf.wait.cond = cond;
 }
 
+/* Nobody released for a whole lease: the holder is gone, skip the queue. */
+static enum cider_step cider_wait_reset(struct cider_client *c, u64 h)
+{
+	v_reset(c);
+	v_cas(c, c->laddr, h, cider_lq_reset_word(h));
+	c->leaf.wait.state = CIDER_WAIT_RESET;
+	return CIDER_STEP_POSTED;
+}
+
 /*
- * The lock entry as polled: a new reset generation means this client's
- * queue is gone; an epoch unchanged for a whole lease means its holder is.
+ * The header as polled (c->epoch): a new generation means this client's
+ * queue is gone; head at its ticket means the lock is its own; head
+ * unchanged for a lease means the holder is gone; head past its ticket
+ * for a lease with no result means the result is lost.
  */
 static enum cider_step cider_wait_polled(struct cider_client *c)
 {
 	const struct cider_cfg *cfg = cfg_of(c);
 	struct cider_lock_wait *w = &c->leaf.wait;
-	u64 w0 = c->v[0].data[0], e = c->v[0].data[1];
+	struct cider_qnode *q = c->qn;
+	u64 h = c->epoch, now = cider_now(c);
+	s32 passed = (s32)(cider_lq_head(h) - q->ticket);
 
 	if (cider_wait_cond(c))
 		return CIDER_STEP_DONE;
-	if (cider_epoch_gen(e) != cider_epoch_gen(w->seen_epoch)) {
+	if (cider_lq_gen(h) != q->gen) {
 		cider_abandon(c);
 		return CIDER_STEP_DONE;
 	}
 	w->state = CIDER_WAIT_CHECK;
-	if (e != w->seen_epoch) {
-		w->seen_epoch = e;
-		w->changed_at = cider_now(c);
+	if (w->cond != CIDER_WAIT_EXEC_DONE && !passed) {
+		c->st.self_grants++;	/* the releaser read the entry too early */
+		cider_lq_granted(c, true);
+		return CIDER_STEP_DONE;
+	}
+	if (passed > 0) {
+		if (!w->passed_at)
+			w->passed_at = now ? now : 1;
+		else if (now - w->passed_at >= cfg->lease_ns)
+			cider_abandon(c);
+		return c->restart ? CIDER_STEP_DONE : CIDER_STEP_NEXT;
+	}
+	if (cider_lq_head(h) != w->seen_head) {
+		w->seen_head = cider_lq_head(h);
+		w->changed_at = now;
 		return CIDER_STEP_NEXT;
 	}
-	if (cider_now(c) - w->changed_at < cfg->lease_ns)
+	if (now - w->changed_at < cfg->lease_ns)
 		return CIDER_STEP_NEXT;
-	/* Nobody released for a whole lease: the holder is gone. */
-	v_reset(c);
-	v_cas(c, c->laddr, w0, cider_word(cider_word_ver(w0), 0));
-	v_faa(c, c->laddr + 8, CIDER_EPOCH_GEN);
-	w->state = CIDER_WAIT_RESET;
-	return CIDER_STEP_POSTED;
+	return cider_wait_reset(c, h);
+}
+
+/* The reset's CAS completed: done, or the header moved meanwhile. */
+static enum cider_step cider_wait_reset_done(struct cider_client *c)
+{
+	struct cider_lock_wait *w = &c->leaf.wait;
+	u64 old = c->v[0].old, want = c->v[0].arg0;
+
+	if (old == want) {
+		c->st.resets++;
+		cider_trace(c, CIDER_T_RESET, c->laddr, want, 0);
+		cider_abandon(c);
+		return CIDER_STEP_DONE;
+	}
+	c->epoch = old;
+	if (cider_lq_gen(old) != c->qn->gen) {		/* somebody else reset it */
+		cider_abandon(c);
+		return CIDER_STEP_DONE;
+	}
+	if (cider_lq_head(old) != cider_lq_head(want)) {	/* it moved after all */
+		w->seen_head = cider_lq_head(old);
+		w->changed_at = cider_now(c);
+		w->state = CIDER_WAIT_CHECK;
+		return CIDER_STEP_NEXT;
+	}
+	return cider_wait_reset(c, old);	/* only new arrivals: again */
+}
+
+/* How long to sleep before the next poll. */
+static u64 cider_wait_period(const struct cider_client *c)
+{
+	const struct cider_cfg *cfg = cfg_of(c);
+	u32 behind;
+
+	if (c->leaf.wait.cond != CIDER_WAIT_ROOM)
+		return cfg->lease_ns / 4;
+	/* Room comes about one batch per ticket ahead: poll by distance. */
+	behind = c->qn->ticket - cider_lq_head(c->epoch) - cfg->lock_qlen + 1;
+	return cider_min_u64(cfg->backoff_t0_ns * cider_max_u64(behind, 1), cfg->lease_ns / 4);
 }
 
 static enum cider_step cider_wait_once(struct cider_client *c)
@@ -156,39 +251,38 @@ static enum cider_step cider_wait_once(struct cider_client *c)
 
 	switch (w->state) {
 	case CIDER_WAIT_BEGIN:
-		w->seen_epoch = c->epoch;
+		w->seen_head = cider_lq_head(c->epoch);
 		w->changed_at = cider_now(c);
+		w->passed_at = 0;
 		w->state = CIDER_WAIT_CHECK;
 		return CIDER_STEP_NEXT;
 	case CIDER_WAIT_CHECK:
 		if (cider_wait_cond(c))
 			return CIDER_STEP_DONE;
 		w->state = CIDER_WAIT_SLEEP;
-		return cider_sleep(c, cfg_of(c)->lease_ns / 4);
+		return cider_sleep(c, cider_wait_period(c));
 	case CIDER_WAIT_SLEEP:
-		/* Woken by a message, or the timer: then poll the lock. */
+		/* Woken by a message, or the timer: then poll the header. */
 		w->state = CIDER_WAIT_CHECK;
 		if (cider_wait_cond(c) || !c->timer_fired)
 			return CIDER_STEP_NEXT;
 		v_reset(c);
-		v_read(c, c->laddr, 16);
+		v_read(c, c->laddr, 8);
 		w->state = CIDER_WAIT_POLL;
 		return CIDER_STEP_POSTED;
 	case CIDER_WAIT_POLL:
+		c->epoch = c->v[0].data[0];
 		return cider_wait_polled(c);
 	case CIDER_WAIT_RESET:
 	default:
-		c->st.resets++;
-		cider_trace(c, CIDER_T_RESET, c->laddr, c->v[0].arg0, w->seen_epoch);
-		cider_abandon(c);
-		return CIDER_STEP_DONE;
+		return cider_wait_reset_done(c);
 	}
 }
 
 /*
- * Wait until the condition holds, polling the lock entry every quarter
- * lease.  Ends with c->restart set (and the qnode abandoned) when the lock
- * was reset, by this client or another.
+ * Wait until the condition holds, polling the header every quarter lease
+ * (for room in the ring: by distance).  Ends with c->restart set (and the
+ * qnode abandoned) when the lock was reset, by this client or another.
  */
 enum cider_step cider_wait_step(struct cider_client *c)
 {
@@ -208,101 +302,78 @@ const char *cider_wait_state_name(u8 state)
 	return state < ARRAY_SIZE(names) ? names[state] : "wait:?";
 }
 
-/*
- * A version mismatch normally means a DELETE is under way.  If the lock
- * shows no release for a whole lease while mismatching, that DELETE died
- * between advancing the lock's version and emptying the pointer; nobody
- * waits in the queue to notice, so the mismatching client resets it.
- */
-static bool cider_version_stuck(struct cider_client *c, u64 w0)
-{
-	u64 e = c->v[1].data[0], now = cider_now(c);
-
-	c->sub.acquire.lockw = w0;
-	if (!c->mm_since || e != c->mm_epoch) {
-		c->mm_epoch = e;
-		c->mm_since = now ? now : 1;
-		return false;
-	}
-	return now - c->mm_since >= cfg_of(c)->lease_ns;
-}
-
-static bool cider_versioned(const struct cider_client *c)
-{
-	return cfg_of(c)->mode == CIDER_MODE_CIDER;
-}
-
 void cider_acquire_init(struct cider_client *c)
 {
 	c->sub.acquire.state = CIDER_ACQUIRE_BEGIN;
 }
 
-static enum cider_step cider_acquire_begin(struct cider_client *c)
+/* The observation a checker needs: who holds the lock, with which ticket. */
+static void cider_lq_trace_acquire(struct cider_client *c)
 {
-	struct cider_acquire *a = &c->sub.acquire;
-	bool versioned = cider_versioned(c);
-	u32 ver = w_ver(c, c->ptr);
+	struct cider_qnode *q = c->qn;
+	u32 t = q->state == CIDER_Q_EXECUTOR ? q->coord_ticket : q->ticket;
 
-	c->qn = cider_qnode_alloc(c);
-	if (!c->qn) {			/* every slot busy: try again later */
-		c->restart = true;
+	cider_trace(c, CIDER_T_ACQUIRE, c->laddr, q->id, CIDER_T_QUEUE | (u64)q->gen << 32 | t);
+}
+
+/*
+ * The entry, then the header, in one batch: a releaser that READs the
+ * entry before this WRITE lands has FAAed head before this READ.
+ */
+static enum cider_step cider_acquire_entry(struct cider_client *c)
+{
+	struct cider_qnode *q = c->qn;
+	struct cider_verb *v;
+
+	v_reset(c);
+	v = v_add(c, CIDER_V_WRITE, cider_lq_ring(c, q->ticket), 8);
+	v->data[0] = cider_lq_entry(q->ticket, c->op == CIDER_DELETE, w_ver(c, c->ptr),
+				    c->cn->id, cider_qid_slot(q->id));
+	v_read(c, c->laddr, 8);
+	c->sub.acquire.state = CIDER_ACQUIRE_ENTRY;
+	return CIDER_STEP_POSTED;
+}
+
+/* The FAA returned the ticket, and the lock if the queue was empty. */
+static enum cider_step cider_acquire_faa(struct cider_client *c)
+{
+	struct cider_qnode *q = c->qn;
+	u64 h = c->v[0].old;
+
+	q->ticket = cider_lq_head(h) + cider_lq_size(h);
+	q->gen = cider_lq_gen(h);
+	q->enqueued = true;
+	q->ptr = c->ptr;
+	c->epoch = h;
+	if (!cider_lq_size(h)) {
+		cider_lq_granted(c, false);
+		cider_lq_trace_acquire(c);
 		return CIDER_STEP_DONE;
 	}
-	c->qn->lockver = versioned ? ver + (c->op == CIDER_DELETE) : 0;
-	a->cmp = cider_word(versioned ? ver : 0, 0);
-	a->attempt = 0;
-	a->state = CIDER_ACQUIRE_SWAP;
+	if (cider_lq_size(h) < cfg_of(c)->lock_qlen)
+		return cider_acquire_entry(c);
+	c->st.ring_full++;
+	cider_wait_init(c, CIDER_WAIT_ROOM);
+	c->sub.acquire.state = CIDER_ACQUIRE_FULL;
 	return CIDER_STEP_NEXT;
 }
 
-/* The qnode is the tail: the lock is ours, or comes from the predecessor. */
-static enum cider_step cider_acquire_swapped(struct cider_client *c)
+/* Entry written, header read: the lock is ours already, or wait for it. */
+static enum cider_step cider_acquire_written(struct cider_client *c)
 {
-	struct cider_acquire *a = &c->sub.acquire;
+	struct cider_qnode *q = c->qn;
+	u64 h = c->v[1].data[0];
 
-	c->epoch = c->v[1].data[0];
-	c->qn->ptr = c->ptr;
-	if (!cider_word_off(a->cmp)) {
-		c->qn->state = CIDER_Q_GRANTED;
-		cider_trace(c, CIDER_T_ACQUIRE, c->laddr, c->qn->id, 0);
-		return CIDER_STEP_DONE;
-	}
-	cider_send(c->cn, CIDER_MSG_ENQ, false, cider_word_off(a->cmp), c->qn->id, c->qn);
-	cider_wait_init(c, CIDER_WAIT_LOCK);
-	a->state = CIDER_ACQUIRE_WAIT;
-	return CIDER_STEP_NEXT;
-}
-
-/* The swap CAS completed. */
-static enum cider_step cider_acquire_cas(struct cider_client *c)
-{
-	const struct cider_cfg *cfg = cfg_of(c);
-	struct cider_acquire *a = &c->sub.acquire;
-	u64 old = c->v[0].old;
-
-	if (cfg->backoff)
-		cider_backoff_account(&c->cn->backoff, old != a->cmp, cider_now(c));
-	if (old == a->cmp)
-		return cider_acquire_swapped(c);
-	c->st.cas_fail++;
-	if (cider_versioned(c) && cider_word_ver(old) != w_ver(c, c->ptr)) {
+	c->epoch = h;
+	if (q->state == CIDER_Q_WAITING && cider_lq_gen(h) != q->gen) {
 		cider_abandon(c);
-		if (!cider_version_stuck(c, old))
-			return CIDER_STEP_DONE;
-		/* Reset the lock to the pointer's version. */
-		v_reset(c);
-		v_cas(c, c->laddr, a->lockw, cider_word(w_ver(c, c->ptr), 0));
-		v_faa(c, c->laddr + 8, CIDER_EPOCH_GEN);
-		a->state = CIDER_ACQUIRE_VRESET;
-		return CIDER_STEP_POSTED;
+		return CIDER_STEP_DONE;
 	}
-	a->cmp = old;
-	a->state = CIDER_ACQUIRE_SWAP;
-	/* Without masked CAS the swap is a CAS loop: back off like one. */
-	if (!cfg->backoff)
-		return CIDER_STEP_NEXT;
-	a->state = CIDER_ACQUIRE_BACKOFF;
-	return cider_sleep(c, cider_backoff_delay(&c->cn->backoff, a->attempt++, cider_rand(c)));
+	if (q->state == CIDER_Q_WAITING && cider_lq_head(h) == q->ticket)
+		cider_lq_granted(c, true);
+	cider_wait_init(c, CIDER_WAIT_LOCK);
+	c->sub.acquire.state = CIDER_ACQUIRE_WAIT;
+	return CIDER_STEP_NEXT;
 }
 
 static enum cider_step cider_acquire_once(struct cider_client *c)
@@ -312,44 +383,44 @@ static enum cider_step cider_acquire_once(struct cider_client *c)
 
 	switch (a->state) {
 	case CIDER_ACQUIRE_BEGIN:
-		return cider_acquire_begin(c);
-	case CIDER_ACQUIRE_SWAP:
-		if (!cider_versioned(c))
-			c->qn->lockver = cider_word_ver(a->cmp);
+		c->qn = cider_qnode_alloc(c);
+		if (!c->qn) {			/* every slot busy: try again later */
+			c->restart = true;
+			return CIDER_STEP_DONE;
+		}
 		v_reset(c);
-		v_cas(c, c->laddr, a->cmp, cider_word(c->qn->lockver, c->qn->id));
-		v_read(c, c->laddr + 8, 8);
-		a->state = CIDER_ACQUIRE_CAS;
+		v_faa(c, c->laddr, CIDER_LQ_HDR_ENQ);
+		a->state = CIDER_ACQUIRE_FAA;
 		return CIDER_STEP_POSTED;
-	case CIDER_ACQUIRE_CAS:
-		return cider_acquire_cas(c);
-	case CIDER_ACQUIRE_BACKOFF:
-		a->state = CIDER_ACQUIRE_SWAP;
-		return CIDER_STEP_NEXT;
-	case CIDER_ACQUIRE_VRESET:
-		c->st.resets++;
-		cider_trace(c, CIDER_T_RESET, c->laddr, a->lockw, 1);
-		c->mm_since = 0;
-		return CIDER_STEP_DONE;
+	case CIDER_ACQUIRE_FAA:
+		return cider_acquire_faa(c);
+	case CIDER_ACQUIRE_FULL:
+		r = cider_wait_step(c);
+		if (r != CIDER_STEP_DONE || c->restart)
+			return r;
+		if (c->qn->state == CIDER_Q_WAITING)
+			return cider_acquire_entry(c);
+		break;
+	case CIDER_ACQUIRE_ENTRY:
+		return cider_acquire_written(c);
 	case CIDER_ACQUIRE_WAIT:
 	default:
 		r = cider_wait_step(c);
-		if (r != CIDER_STEP_DONE)
+		if (r != CIDER_STEP_DONE || c->restart)
 			return r;
-		if (!c->restart && c->qn->state != CIDER_Q_COMBINED)
-			cider_trace(c, CIDER_T_ACQUIRE, c->laddr, c->qn->id, 0);
-		return CIDER_STEP_DONE;
+		break;
 	}
+	if (c->qn->state != CIDER_Q_COMBINED)
+		cider_lq_trace_acquire(c);
+	return CIDER_STEP_DONE;
 }
 
 /*
- * Enqueue on c->key's MCS lock and wait until the qnode has a role
- * (GRANTED, EXECUTOR or COMBINED) or c->restart is set.
- *
- * In cider mode the lock entry's version must equal the data pointer's
- * (c->ptr); a DELETE enqueues with the version advanced, so no UPDATE can
- * queue behind it: it is always the last of its queue (§4.2.2).  A
- * mismatch means a DELETE is under way: start over once it is done.
+ * Enqueue on c->key's lock and wait until the qnode has a role (GRANTED,
+ * EXECUTOR or COMBINED) or c->restart is set.  The entry records the
+ * pointer version this client read and whether it is a DELETE: a
+ * coordinator combines only UPDATEs whose version is the pointer's
+ * (writecomb.c), so nothing is combined across a DELETE.
  */
 enum cider_step cider_acquire_step(struct cider_client *c)
 {
@@ -360,93 +431,58 @@ const char *cider_acquire_state_name(u8 state)
 {
 	static const char *const names[] = {
 		[CIDER_ACQUIRE_BEGIN] = "acquire:begin",
-		[CIDER_ACQUIRE_SWAP] = "acquire:swap",
-		[CIDER_ACQUIRE_CAS] = "acquire:cas",
-		[CIDER_ACQUIRE_BACKOFF] = "acquire:backoff",
-		[CIDER_ACQUIRE_VRESET] = "acquire:vreset",
+		[CIDER_ACQUIRE_FAA] = "acquire:faa",
+		[CIDER_ACQUIRE_FULL] = "acquire:full",
+		[CIDER_ACQUIRE_ENTRY] = "acquire:entry",
 		[CIDER_ACQUIRE_WAIT] = "acquire:wait",
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "acquire:?";
 }
 
-/* Pass the lock to @q's successor (known by now). */
-static void cider_handover(struct cider_client *c, struct cider_qnode *q)
+/* Release @count tickets from @first (own: 1; an executor's batch: more). */
+void cider_release_init(struct cider_client *c, u32 first, u32 count)
 {
-	q->ptr = c->ptr;
-	cider_trace(c, CIDER_T_RELEASE, c->laddr, q->id, 0);
-	cider_trace(c, CIDER_T_HANDOVER, c->laddr, q->id, q->next);
-	cider_send(c->cn, CIDER_MSG_HANDOVER, false, q->next, q->id, q);
-}
-
-void cider_release_init(struct cider_client *c)
-{
-	struct cider_qnode *q = c->qn;
-
 	c->sub.release.state = CIDER_RELEASE_BEGIN;
-	c->sub.release.mine = cider_word(q->lockver, q->id);
-}
-
-static enum cider_step cider_release_begin(struct cider_client *c)
-{
-	struct cider_release *rl = &c->sub.release;
-	struct cider_qnode *q = c->qn;
-
-	v_reset(c);
-	if (q->next) {
-		cider_handover(c, q);
-	} else {
-		cider_trace(c, CIDER_T_RELEASE, c->laddr, q->id, 0);
-		v_cas(c, c->laddr, rl->mine, cider_word(q->lockver, 0));
-	}
-	v_faa(c, c->laddr + 8, 1);
-	rl->state = CIDER_RELEASE_POSTED;
-	return CIDER_STEP_POSTED;
+	c->sub.release.first = first;
+	c->sub.release.count = count;
 }
 
 static enum cider_step cider_release_once(struct cider_client *c)
 {
 	struct cider_release *rl = &c->sub.release;
-	enum cider_step r;
+	struct cider_qnode *q = c->qn;
+	u32 next = rl->first + rl->count;
+	u64 h, e;
 
-	switch (rl->state) {
-	case CIDER_RELEASE_BEGIN:
-		return cider_release_begin(c);
-	case CIDER_RELEASE_POSTED:
-		if (c->v[0].op == CIDER_V_CAS && c->v[0].old != rl->mine) {
-			/*
-			 * A successor swapped in; its ENQ is on the way.  This
-			 * client only forwards the lock now and writes nothing, so
-			 * it is not a holder: if the successor died before its ENQ,
-			 * a reset after a lease gives the lock to somebody else
-			 * meanwhile (the soak found the checker calling that two
-			 * holders).
-			 */
-			c->st.cas_fail++;
-			c->epoch = c->v[1].old + 1;
-			cider_wait_init(c, CIDER_WAIT_NEXT);
-			rl->state = CIDER_RELEASE_WAIT;
-			return CIDER_STEP_NEXT;
-		}
-		break;
-	case CIDER_RELEASE_WAIT:
-	default:
-		r = cider_wait_step(c);
-		if (r != CIDER_STEP_DONE)
-			return r;
-		if (c->restart) {	/* reset meanwhile: nobody to hand to */
-			c->restart = false;
-			return CIDER_STEP_DONE;
-		}
-		cider_handover(c, c->qn);
-		break;
+	if (rl->state == CIDER_RELEASE_BEGIN) {
+		cider_trace(c, CIDER_T_RELEASE, c->laddr, q->id,
+			    CIDER_T_QUEUE | (u64)rl->count << 32 | rl->first);
+		v_reset(c);
+		v_faa(c, c->laddr, cider_lq_release_add(rl->count));
+		v_read(c, cider_lq_ring(c, next), 8);
+		rl->state = CIDER_RELEASE_POSTED;
+		return CIDER_STEP_POSTED;
 	}
-	cider_qnode_owner_done(c->qn);
+	h = c->v[0].old;
+	e = c->v[1].data[0];
+	/* A successor whose entry is not there yet takes the lock itself. */
+	if (cider_lq_gen(h) == q->gen && cider_lq_size(h) > rl->count &&
+	    cider_lq_entry_for(e, next)) {
+		q->ptr = c->ptr;
+		cider_lq_send(c->cn, CIDER_MSG_HANDOVER, cider_lq_entry_cn(e),
+			      cider_lq_entry_slot(e), next, q);
+	}
+	cider_qnode_owner_done(q);
 	c->qn = NULL;
 	return CIDER_STEP_DONE;
 }
 
-/* Release the MCS lock held by c->qn. */
+/*
+ * Release the tickets c->qn holds: one FAA (head += count) and a READ of
+ * the next ticket's entry in the same batch, then HANDOVER to its waiter
+ * with the latest data pointer.
+ */
 enum cider_step cider_release_step(struct cider_client *c)
 {
 	return cider_run(c, cider_release_once);
@@ -457,7 +493,6 @@ const char *cider_release_state_name(u8 state)
 	static const char *const names[] = {
 		[CIDER_RELEASE_BEGIN] = "release:begin",
 		[CIDER_RELEASE_POSTED] = "release:posted",
-		[CIDER_RELEASE_WAIT] = "release:wait",
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "release:?";
@@ -590,24 +625,18 @@ struct cider_client *cider_lockq_on_msg(struct cider_cn *cn, const struct cider_
 
 	if (cn->dead)
 		return NULL;
-	q = cider_qnode_get(cn, m->to);
+	q = cider_qnode_find(cn, m);
 	if (!q) {
 		cn->msgs_dropped++;
 		return NULL;
 	}
-	switch (m->type) {
-	case CIDER_MSG_ENQ:
-		q->next = m->from;
-		if (q->fwd_pending)
-			return cider_wc_on_msg(cn, q, m);
-		return &cn->clients[q->owner];
-	case CIDER_MSG_HANDOVER:
-		if (m->combined)
-			return cider_wc_on_msg(cn, q, m);
-		q->state = CIDER_Q_GRANTED;
-		q->ptr = m->ptr;
-		return &cn->clients[q->owner];
-	default:
+	if (m->type != CIDER_MSG_HANDOVER)
 		return cider_wc_on_msg(cn, q, m);
-	}
+	/* It may have seen head at its ticket and taken the lock already. */
+	if (q->state != CIDER_Q_WAITING)
+		return NULL;
+	q->state = CIDER_Q_GRANTED;
+	q->granted_waiting = true;
+	q->ptr = m->ptr;
+	return &cn->clients[q->owner];
 }

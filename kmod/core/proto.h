@@ -40,27 +40,43 @@ struct cider_verb {
 
 #define CIDER_MAX_VERBS 4
 
-/* Messages between CN lock agents (MCS queue and global WC, §4.2.1). */
+/* Messages between CN lock agents (the lock queue and global WC, §4.2.1). */
 enum cider_msg_type {
-	CIDER_MSG_ENQ,		/* "I am your successor" */
-	CIDER_MSG_HANDOVER,	/* the lock passes on (or the WC result does) */
+	CIDER_MSG_HANDOVER,	/* the lock passes on, in ticket order */
 	CIDER_MSG_EXEC,		/* coordinator -> executor: run the batch */
-	CIDER_MSG_EXEC_DONE,	/* executor -> coordinator: done, lock back */
+	CIDER_MSG_EXEC_DONE,	/* executor -> coordinator: written, lock released */
+	CIDER_MSG_RESULT,	/* coordinator -> participant: the batch's result */
 };
 
+/*
+ * A message names its qnode by slot, lock and ticket: tickets never repeat
+ * on a lock (resets skip them), so a message to a qnode that has moved on
+ * is recognised and dropped.
+ */
 struct cider_msg {
 	u8 type;
-	u8 combined;		/* HANDOVER: the WC result, not the lock */
-	u8 result;		/* enum cider_res of the combined write */
-	u64 to;			/* qnode ids */
-	u64 from;
-	u64 exec;		/* HANDOVER combined: the executor's qnode */
+	u8 result;		/* EXEC_DONE, RESULT: enum cider_res of the batch */
+	u32 to_slot;
+	u32 ticket;		/* the addressee's ticket */
+	u64 laddr;		/* the lock */
+	u32 from_cn, from_slot, from_ticket;
+	u32 count;		/* EXEC: tickets the batch releases; RESULT: its size */
 	u64 ptr;		/* the data pointer as the sender left it */
 	u32 writer;		/* the operation whose value was installed */
 };
 
-/* Observations for checkers (mutual exclusion, FIFO handover). */
-enum cider_trace_type { CIDER_T_ACQUIRE, CIDER_T_RELEASE, CIDER_T_HANDOVER, CIDER_T_RESET };
+/*
+ * Observations for checkers (mutual exclusion, FIFO order), on a lock:
+ *   ACQUIRE  a: the holder (qnode id, or the CAS lock's word); b: on the
+ *            lock queue CIDER_T_QUEUE | gen << 32 | the ticket it holds
+ *            the lock with (the batch's first for an executor), else 0
+ *   RELEASE  a: the holder; b: on the lock queue CIDER_T_QUEUE |
+ *            count << 32 | first ticket released, or 0 (a lock lent to an
+ *            executor, the CAS lock)
+ *   RESET    a: the word replaced; b: why
+ */
+enum cider_trace_type { CIDER_T_ACQUIRE, CIDER_T_RELEASE, CIDER_T_RESET };
+#define CIDER_T_QUEUE	0x8000000000000000ULL	/* b is a lock queue's */
 
 struct cider_cfg {
 	u8 mode;		/* enum cider_mode */
@@ -87,6 +103,9 @@ struct cider_cfg {
 	u32 initial_credit;	/* Algorithm 1: 36 */
 	u32 hotness;		/* Algorithm 1: 2 */
 	u32 aimd;		/* Algorithm 1: 2 */
+	u32 escalate;		/* failed CASes before an UPDATE queues; 0: never */
+	u32 lock_qlen;		/* ring entries per lock (lockqueue.h) */
+	u32 lock_rec;		/* bytes per lock record: 16 + 8 * lock_qlen */
 };
 
 struct cider_client;
@@ -162,9 +181,10 @@ static inline u64 cider_ptr_addr(const struct cider_cfg *cfg, u64 key)
 	return cfg->index_off + key * 8;
 }
 
-static inline u64 cider_lock_addr(const struct cider_cfg *cfg, u64 key)
+/* The lock record of index word (key, or hash slot) @i. */
+static inline u64 cider_lock_addr(const struct cider_cfg *cfg, u64 i)
 {
-	return cfg->lock_off + key * 16;
+	return cfg->lock_off + i * cfg->lock_rec;
 }
 
 #endif

@@ -4,10 +4,11 @@
  *
  * Region, in order, each area 4 KiB aligned:
  *   superblock | membership table | index | lock entries | KV blocks
- * Pointer array: one 8-byte data pointer per key (kv.h), one 16-byte lock
- * entry per key.  Hash index: a directory page, then 2^n buckets of 8
- * slots sized so that the keys fill a quarter of the slots (RACE sizes
- * for inserts so); a lock entry per slot, then an INSERT lock per bucket.
+ * Pointer array: one 8-byte data pointer per key (kv.h), one lock record
+ * per key (16 bytes and a ring of lock_qlen 8-byte entries: lockqueue.h).
+ * Hash index: a directory page, then 2^n buckets of 8 slots sized so that
+ * the keys fill a quarter of the slots (RACE sizes for inserts so); a lock
+ * record per slot, then a 16-byte INSERT lock per bucket.
  * The KV blocks start on a chunk boundary: CNs claim whole chunks with a
  * FAA on alloc_cursor and carve blocks out of them.
  */
@@ -15,10 +16,11 @@
 #include "block.h"
 #include "kv.h"
 #include "race.h"
+#include "lockqueue.h"
 
 #define CIDER_ARRAY_CHUNK	(64ULL << 10)
 #define CIDER_HASH_CHUNK	(1024ULL << 10)
-#define CIDER_LOCK_ENTRY	16
+#define CIDER_LOCK_ENTRY	16	/* an INSERT lock; a lock record's fixed part */
 
 static u64 cider_align(u64 x, u64 a)
 {
@@ -83,6 +85,11 @@ static const char *cider_store_resolve(struct cider_store_params *p)
 		p->grace_ns = CIDER_STORE_GRACE_NS;
 	if (p->grace_ns >= p->lease_ns)
 		return "grace period must be shorter than the lease";
+	if (!p->lock_qlen)
+		p->lock_qlen = CIDER_STORE_LOCK_QLEN;
+	if (p->lock_qlen < CIDER_LQ_MIN_QLEN || p->lock_qlen > CIDER_LQ_MAX_QLEN ||
+	    (p->lock_qlen & (p->lock_qlen - 1)))
+		return "lock queue length must be a power of two from 2 to 128";
 	return NULL;
 }
 
@@ -91,10 +98,11 @@ static void cider_store_size_index(struct cider_mn_sb *sb)
 {
 	u64 slots;
 
+	sb->lock_rec = CIDER_LOCK_ENTRY + 8 * sb->lock_qlen;
 	if (sb->index == CIDER_SB_INDEX_ARRAY) {
 		sb->index_size = cider_align(8 * sb->nr_keys, CIDER_MN_ALIGN);
 		sb->nr_locks = sb->nr_keys;
-		sb->lock_size = cider_align(CIDER_LOCK_ENTRY * sb->nr_locks, CIDER_MN_ALIGN);
+		sb->lock_size = cider_align(sb->lock_rec * sb->nr_locks, CIDER_MN_ALIGN);
 		sb->max_key_len = 8;
 		sb->max_value_len = 8;
 		return;
@@ -106,7 +114,7 @@ static void cider_store_size_index(struct cider_mn_sb *sb)
 	sb->index_size = cider_align(CIDER_DIR_SIZE + sb->nr_buckets * CIDER_BUCKET_SIZE,
 				     CIDER_MN_ALIGN);
 	sb->nr_locks = slots;
-	sb->lock_size = cider_align(CIDER_LOCK_ENTRY * (slots + sb->nr_buckets),
+	sb->lock_size = cider_align(sb->lock_rec * slots + CIDER_LOCK_ENTRY * sb->nr_buckets,
 				    CIDER_MN_ALIGN);
 	sb->max_key_len = CIDER_MAX_KEY;
 	sb->max_value_len = CIDER_MAX_VALUE;
@@ -130,6 +138,7 @@ const char *cider_store_format(struct cider_mn_sb *sb, const struct cider_store_
 	sb->nr_keys = p.nr_keys;
 	sb->lease_ns = p.lease_ns;
 	sb->grace_ns = p.grace_ns;
+	sb->lock_qlen = p.lock_qlen;
 	sb->member_off = off;
 	sb->member_size = cider_align(CIDER_MN_MAX_CNS * sizeof(struct cider_mn_member), a);
 	off += sb->member_size;
@@ -140,7 +149,7 @@ const char *cider_store_format(struct cider_mn_sb *sb, const struct cider_store_
 	off += sb->index_size;
 	sb->lock_off = off;
 	if (sb->index == CIDER_SB_INDEX_HASH)
-		sb->ilock_off = off + CIDER_LOCK_ENTRY * sb->nr_locks;
+		sb->ilock_off = off + (u64)sb->lock_rec * sb->nr_locks;
 	off += sb->lock_size;
 	sb->data_off = cider_align(off, p.chunk_size);
 	if (sb->data_off > p.region_size || p.region_size - sb->data_off < p.chunk_size)
@@ -162,7 +171,7 @@ const char *cider_store_check(const struct cider_mn_sb *sb, u64 region_size)
 	struct cider_store_params p = {
 		.region_size = sb->region_size, .chunk_size = sb->chunk_size,
 		.nr_keys = sb->nr_keys, .lease_ns = sb->lease_ns, .grace_ns = sb->grace_ns,
-		.index = sb->index, .mode = sb->mode,
+		.index = sb->index, .mode = sb->mode, .lock_qlen = sb->lock_qlen,
 	};
 	struct cider_mn_sb want, got;
 	const char *why;
@@ -174,7 +183,7 @@ const char *cider_store_check(const struct cider_mn_sb *sb, u64 region_size)
 	if (sb->region_size != region_size)
 		return "superblock and connection disagree on the region size";
 	/* A zero here would pick a default and hide a corrupt superblock. */
-	if (!p.chunk_size || !p.nr_keys || !p.lease_ns || !p.grace_ns)
+	if (!p.chunk_size || !p.nr_keys || !p.lease_ns || !p.grace_ns || !p.lock_qlen)
 		return "superblock lacks a store parameter";
 	why = cider_store_format(&want, &p);
 	if (why)

@@ -23,6 +23,7 @@ struct cider_store_params {
 	u64 grace_ns;		/* 0: CIDER_STORE_GRACE_NS */
 	u32 index;		/* CIDER_SB_INDEX_* */
 	u32 mode;		/* CIDER_SB_MODE_* */
+	u32 lock_qlen;		/* 0: CIDER_STORE_LOCK_QLEN */
 };
 
 #define CIDER_STORE_MAX_REGION	(64ULL << 40)	/* hash slots address 64 TiB */
@@ -41,6 +42,15 @@ struct cider_store_params {
  * reader fence (slab.h), so this bounds how often that happens.
  */
 #define CIDER_STORE_GRACE_NS	2000000ULL
+/*
+ * Waiters each lock's ring holds before later ones poll for room
+ * (lockqueue.h): 8 entries, 80 bytes per lock record.  DecLock sizes its
+ * queue by the CNs that contend (8 in its testbed); a key maps to one
+ * shard on every compute node (kmod/kvstore.c), so with local write
+ * combining about one waiter per compute node queues for a key.  A power
+ * of two from 2 to 128.
+ */
+#define CIDER_STORE_LOCK_QLEN	8
 
 /*
  * Lay out a store into @sb (not written anywhere yet).  Returns NULL, or

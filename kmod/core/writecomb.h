@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Global write combining over the MCS wait queue (writecomb.c, §4.2.1). */
+/* Global write combining over the lock queue (writecomb.c, §4.2.1). */
 #ifndef _CIDER_CORE_WRITECOMB_H
 #define _CIDER_CORE_WRITECOMB_H
 
@@ -13,37 +13,26 @@ struct cider_qnode;
 
 enum cider_coord_state {
 	CIDER_COORD_BEGIN,
-	CIDER_COORD_TAIL,	/* READ of the lock entry's tail posted */
-	CIDER_COORD_WAIT,	/* child: cider_lock_wait for the executor */
-	CIDER_COORD_FAA,	/* FAA of the epoch (the release) posted */
+	CIDER_COORD_READ,	/* READ of the lock record and the data pointer posted */
+	CIDER_COORD_WAIT,	/* child: cider_lock_wait for the executor's report */
 };
 
 /*
- * The coordinator (holds c->qn, which has a successor): lend the lock to
- * the tail, wait for its result and hand that down the queue.  Ends with
- * c->res and c->writer the batch's, or c->restart set.
+ * The coordinator (holds c->qn after waiting for it): find the batch in
+ * the ring, lend the lock to its last member, wait for the result and
+ * send it to every other member at once.  Ends with c->res and c->writer
+ * the batch's; with c->sub.coord.members 0 when there was nobody to
+ * combine with (then c holds the lock and writes alone, c->ptr fresh);
+ * or with c->restart set.
  */
 struct cider_coord {
 	u8 state;		/* enum cider_coord_state */
-};
-
-enum cider_passthru_state {
-	CIDER_PASSTHRU_BEGIN,
-	CIDER_PASSTHRU_WAIT,	/* child: cider_lock_wait for the result */
-};
-
-/* The executor after its report: wait until the lock is really its own. */
-struct cider_passthru {
-	u8 state;		/* enum cider_passthru_state */
+	u32 members;		/* tickets after the coordinator's in the batch */
 };
 
 void cider_coord_init(struct cider_client *c);
 enum cider_step cider_coord_step(struct cider_client *c);
 const char *cider_coord_state_name(u8 state);
-
-void cider_passthru_init(struct cider_client *c);
-enum cider_step cider_passthru_step(struct cider_client *c);
-const char *cider_passthru_state_name(u8 state);
 
 void cider_wc_report(struct cider_client *c);
 struct cider_client *cider_wc_on_msg(struct cider_cn *cn, struct cider_qnode *q,

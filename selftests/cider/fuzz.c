@@ -6,7 +6,12 @@
  * uapi's own structures: valid shapes with random sizes, flags, reserved
  * words, ids, offsets and lengths, and pointers to good memory, to a
  * read-only page, to an unmapped hole, across the end of a mapping, to
- * NULL and to kernel addresses.  Several processes with several threads
+ * NULL and to kernel addresses.  Raw batches go to a hash-indexed node;
+ * KV commands (CIDER_IOC_KV, by ioctl and io_uring) mostly to a node
+ * formatted with the array store, some to the hash one (whose region
+ * the raw batches also scribble on: its store may die, never the kernel), with key
+ * and value lengths around every limit, keys outside the store, and GET
+ * buffers too small, read-only or unmapped.  Several processes with several threads
  * each share a descriptor while one of them closes and reopens it, attach
  * and detach race raw batches, children fork off and exit with commands
  * in flight, and the supervisor SIGKILLs workers mid-command.  With fault
@@ -52,6 +57,9 @@
 /* The arena: RW pages (buffers, op arrays), a read-only page, a hole. */
 #define ARENA_RW (CIDER_RAW_MAX_BYTES + 16 * PAGE)
 #define MAX_IDS 16
+/* The KV node: an array store this small keeps the keys hot and shared. */
+#define KV_KEYS 256
+#define KV_SLOTS 8	/* one per SQE of a submission */
 
 /* splitmix64: tiny, good enough, and the same everywhere. */
 static uint64_t rnd(uint64_t *s)
@@ -80,7 +88,8 @@ static struct {
 	double seconds;		/* 0: no limit */
 	int verbose;
 	bool fault_injection;
-	char mn_addr[80];
+	char mn_addr[80];	/* a hash store: raw batches and KV */
+	char kv_addr[80];	/* an array store: KV */
 	unsigned int mn_port;
 } cfg = { .calls = 200, .procs = 3, .threads = 3, .fail_pct = 20, .kill_pct = 30 };
 
@@ -88,15 +97,20 @@ static struct {
  * shared mapping), to show the run got past the argument checks. */
 static const char *const kinds[] = { "GET_INFO", "ATTACH", "DETACH", "MN_INFO", "RAW",
 				     "ioctl(other)", "URING_CMD", "io_uring_setup",
-				     "io_uring_submit", "open" };
+				     "io_uring_submit", "open", "KV", "KV_URING" };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 static atomic_long (*tally)[2];
+/* KV results by errno ([0]: success), to show how many reached a store. */
+#define KV_ERRNOS 134
+static atomic_long *kv_res;
 
 /* Shared by the threads of one worker. */
 struct worker {
 	atomic_int fd;
 	atomic_uint ids[MAX_IDS];	/* mn_ids seen from attach */
 	atomic_uint nids;		/* attaches that succeeded */
+	atomic_uint kv_ids[MAX_IDS];	/* the same, of the array store */
+	atomic_uint nkv;
 	unsigned char *arena;		/* RW | RO page | hole */
 	atomic_int bad;
 	unsigned int index;
@@ -112,6 +126,15 @@ struct thread {
 	 * argument check and exercise the data path and its error handling. */
 	bool sane;
 	bool failing;	/* allocation failures injected around this call */
+	/* A well-formed KV command's key, value and GET buffer, one set per
+	 * SQE: the thread's own, so no other thread changes them under the
+	 * kernel (a GET's buffer is written at its completion). */
+	struct kvbuf {
+		unsigned char key[16], val[16], get[80];
+		/* Only ever a valid key and value: io_uring may read them
+		 * after this slot was reused (uapi: until the completion). */
+		uint64_t skey, sval;
+	} kb[KV_SLOTS];
 };
 
 /* Documented errnos of /dev/cider, plus what the VFS, io_uring and
@@ -128,6 +151,31 @@ static bool errno_expected(int e)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * CIDER_IOC_KV's errnos (uapi/linux/cider.h), plus what the VFS and
+ * io_uring add: narrower than the rest, since a store reports a lost
+ * node as ENOTCONN or ECOMM only, never with the loss's own reason.
+ * EIO: a GET found a block that is not its key's, which raw writes into
+ * the array store's region (pick_id) cause.
+ */
+static bool kv_errno_expected(int e)
+{
+	switch (e) {
+	case ENOENT: case EEXIST: case ENOSPC: case ERANGE: case ENOTCONN:
+	case ECOMM: case EAGAIN: case EINTR: case EINVAL: case ENAMETOOLONG:
+	case E2BIG: case EDOM: case EFAULT: case ENXIO: case EOPNOTSUPP:
+	case ENOMEM: case EIO:
+	case EBADF: case ENOTTY: case ECANCELED:
+		return true;
+	}
+	return false;
+}
+
+static bool is_kv(const char *what)
+{
+	return !strncmp(what, "KV", 2);
 }
 
 static void unexpected(struct thread *t, const char *what, long ret, int err)
@@ -147,12 +195,16 @@ static void check(struct thread *t, const char *what, long ret)
 	/* An attach resolves the node's address in the calling thread; the
 	 * network stack reports its own allocation failures there (a route,
 	 * a neighbour entry) as ENOBUFS (uapi/linux/cider.h). */
-	if (ret > 0 || (ret < 0 && !errno_expected(e) &&
+	/* A KV GET returns the value's length. */
+	if (is_kv(what) ? ret > CIDER_KV_MAX_VALUE || (ret < 0 && !kv_errno_expected(e)) :
+	    ret > 0 || (ret < 0 && !errno_expected(e) &&
 			!(e == ENOBUFS && !strcmp(what, "ATTACH"))))
 		unexpected(t, what, ret, e);
 	for (unsigned int i = 0; tally && i < NKINDS; i++)
 		if (!strcmp(kinds[i], what))
 			atomic_fetch_add(&tally[i][ret < 0], 1);
+	if (kv_res && is_kv(what))
+		atomic_fetch_add(&kv_res[ret >= 0 ? 0 : e > 0 && e < KV_ERRNOS ? e : KV_ERRNOS], 1);
 }
 
 /* A pointer of a random kind, for an object of @len bytes. */
@@ -179,16 +231,37 @@ static uint64_t pick_ptr(struct thread *t, size_t len)
 	return rnd(s);
 }
 
+/* One of the last few ids in @ids (@n attaches so far). */
+static unsigned int recent(uint64_t *s, atomic_uint *ids, unsigned int n)
+{
+	return atomic_load(&ids[(n - 1 - below(s, n < 4 ? n : 4)) % MAX_IDS]);
+}
+
 static unsigned int pick_id(struct thread *t)
 {
 	uint64_t *s = &t->rng;
+	unsigned int n = atomic_load(&t->w->nids), nkv = atomic_load(&t->w->nkv);
 
-	unsigned int n = atomic_load(&t->w->nids);
-
-	/* Recent attaches first: the newest node is the likeliest alive. */
+	/*
+	 * Recent attaches first: the newest node is the likeliest alive.
+	 * Now and then the KV node: raw writes then land in its store, and
+	 * its KV operations must survive whatever they find there.
+	 */
+	if (nkv && chance(s, n ? 15 : 50))
+		return recent(s, t->w->kv_ids, nkv);
 	if (n && (t->sane || chance(s, 85)))
-		return atomic_load(&t->w->ids[(n - 1 - below(s, n < 4 ? n : 4)) % MAX_IDS]);
+		return recent(s, t->w->ids, n);
 	return chance(s, 50) ? (unsigned int)below(s, 8) : (unsigned int)rnd(s);
+}
+
+/* A store for a KV command: mostly the array node, else any id. */
+static unsigned int pick_store(struct thread *t)
+{
+	unsigned int n = atomic_load(&t->w->nkv);
+
+	if (n && (t->sane || chance(&t->rng, 80)))
+		return recent(&t->rng, t->w->kv_ids, n);
+	return pick_id(t);
 }
 
 static __u32 pick_size(struct thread *t, __u32 real)
@@ -297,6 +370,131 @@ static void *place(struct thread *t, const void *src, size_t len)
 	return (void *)(uintptr_t)p;
 }
 
+/* A length near a limit of the store or of the ABI, or any. */
+static __u32 kv_len(struct thread *t, bool key)
+{
+	static const __u32 keys[] = { 0, 1, 7, 9, 16, 255, 1023, 1024, 1025, 4096 };
+	static const __u32 vals[] = { 0, 1, 7, 9, 64, 4096, 65535, 65536, 65537, 1u << 20 };
+	uint64_t *s = &t->rng;
+
+	if (chance(s, 70))
+		return 8;	/* the array store's one length */
+	if (chance(s, 90))
+		return key ? keys[below(s, 10)] : vals[below(s, 10)];
+	return (__u32)rnd(s);
+}
+
+/* A pointer to @len bytes: the thread's own buffer @own, or anywhere. */
+static __u64 kv_ptr(struct thread *t, unsigned char *own, size_t own_len, __u32 len)
+{
+	uint64_t *s = &t->rng;
+
+	/* Mostly where the key or value starts, sometimes misaligned. */
+	if (len <= own_len - 8 && (t->sane || chance(s, 60)))
+		return (uintptr_t)(own + (chance(s, 70) ? 0 : below(s, 8)));
+	return pick_ptr(t, len);
+}
+
+/*
+ * A KV command in @cmd, its key and value in the thread's buffers of
+ * @slot.  Well-formed (t->sane): an 8-byte key below KV_KEYS (mostly one
+ * of 16 hot keys, which the threads fight over), an 8-byte value, a GET
+ * buffer of 8 to 72 bytes, DELETE without a value.
+ */
+static void fuzz_kv_cmd(struct thread *t, struct cider_kv_cmd *cmd, unsigned int slot)
+{
+	static const __u32 bad_ops[] = { 0, CIDER_KV_DELETE + 1, 0x80000001u };
+	struct kvbuf *kb = &t->kb[slot % KV_SLOTS];
+	uint64_t *s = &t->rng;
+	uint64_t key = chance(s, 70) ? below(s, 16) : below(s, KV_KEYS);
+	uint64_t val = rnd(s);
+
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->size = pick_size(t, sizeof(*cmd));
+	cmd->store = pick_store(t);
+	cmd->opcode = t->sane || chance(s, 95) ? 1 + below(s, 5) :
+		      chance(s, 50) ? bad_ops[below(s, 3)] : (__u32)rnd(s);
+	if (!t->sane && chance(s, 3))
+		cmd->flags = rnd(s);
+	maybe_dirty(t, cmd->reserved, sizeof(cmd->reserved));
+	/* Keys past the store's capacity, or any 8 bytes at all. */
+	if (!t->sane && chance(s, 10))
+		key = chance(s, 50) ? KV_KEYS + below(s, 1000) : rnd(s);
+	/* The kernel reads the key and value at submission: fill both. */
+	for (unsigned int i = 0; i < 8; i++) {
+		kb->key[i] = kb->key[i + 8] = (unsigned char)(key >> (8 * i));
+		kb->val[i] = kb->val[i + 8] = (unsigned char)(val >> (8 * i));
+	}
+	cmd->key_len = t->sane ? 8 : kv_len(t, true);
+	cmd->key = kv_ptr(t, kb->key, sizeof(kb->key), cmd->key_len);
+	if (t->sane) {
+		kb->skey = key;
+		cmd->key = (uintptr_t)&kb->skey;
+	}
+	switch (cmd->opcode) {
+	case CIDER_KV_GET:
+		cmd->value_len = t->sane ? 8 + below(s, 65) :
+				 chance(s, 50) ? below(s, 9) : kv_len(t, false);
+		cmd->value = t->sane ? (uintptr_t)kb->get :
+			     kv_ptr(t, kb->get, sizeof(kb->get), cmd->value_len);
+		break;
+	case CIDER_KV_DELETE:
+		if (t->sane || chance(s, 90))
+			break;
+		cmd->value_len = chance(s, 50) ? kv_len(t, false) : 0;
+		cmd->value = chance(s, 50) ? pick_ptr(t, 8) : 0;
+		break;
+	default:
+		cmd->value_len = t->sane ? 8 : kv_len(t, false);
+		cmd->value = kv_ptr(t, kb->val, sizeof(kb->val), cmd->value_len);
+		if (t->sane) {
+			kb->sval = val;
+			cmd->value = (uintptr_t)&kb->sval;
+		}
+		break;
+	}
+}
+
+/*
+ * What no well-formed KV command may get: a refusal of its shape, its
+ * lengths, its key or its pointers.  Anything about the node (ENXIO,
+ * ENOTCONN, ECOMM, EAGAIN) can happen.
+ */
+static void check_sane_kv(struct thread *t, const char *what, long ret, int e)
+{
+	if (!t->sane || ret >= 0)
+		return;
+	if (e == EINVAL || e == EFAULT || e == ENAMETOOLONG || e == E2BIG || e == EDOM)
+		unexpected(t, what, ret, e);
+}
+
+static void do_kv(struct thread *t)
+{
+	struct cider_kv_cmd cmd;
+	__u32 len;
+	long ret;
+	int fd = atomic_load(&t->w->fd), e;
+	bool own;
+
+	fuzz_kv_cmd(t, &cmd, 0);
+	len = cmd.value_len;
+	/* On the stack (the result is checked) or anywhere. */
+	own = t->sane || chance(&t->rng, 50);
+	ret = ioctl(fd, CIDER_IOC_KV, own ? (void *)&cmd : place(t, &cmd, sizeof(cmd)));
+	e = errno;
+	check(t, "KV", ret);
+	errno = e;
+	if (own) {
+		check_sane_kv(t, "well-formed KV", ret, e);
+		/* A GET fills at most its buffer; ERANGE says how much it needs. */
+		if (ret > 0 && (cmd.opcode != CIDER_KV_GET || ret > len))
+			unexpected(t, "KV (longer than the buffer)", ret, 0);
+		if (ret < 0 && e == ERANGE && (cmd.value_len <= len ||
+					       cmd.value_len > CIDER_KV_MAX_VALUE))
+			unexpected(t, "KV ERANGE (needed length)", cmd.value_len, e);
+	}
+}
+
 static void do_get_info(struct thread *t)
 {
 	struct cider_info in = { 0 };
@@ -328,7 +526,11 @@ static void do_attach(struct thread *t)
 	long ret;
 	int fd = atomic_load(&t->w->fd);
 
-	if (cfg.mn_addr[0] && (t->sane || chance(s, 80)))
+	bool kv = cfg.kv_addr[0] && chance(s, 50);
+
+	if (kv && (t->sane || chance(s, 80)))
+		cider_parse_addr(cfg.kv_addr, &at);
+	else if (cfg.mn_addr[0] && (t->sane || chance(s, 80)))
 		cider_parse_addr(cfg.mn_addr, &at);
 	else {
 		at.family = chance(s, 80) ? AF_INET : chance(s, 50) ? AF_INET6 : (__u16)rnd(s);
@@ -351,7 +553,10 @@ static void do_attach(struct thread *t)
 	maybe_dirty(t, at.addr + 4, 12);
 	if (t->sane || chance(s, 90)) {
 		ret = ioctl(fd, CIDER_IOC_ATTACH, &at);
-		if (ret == 0)
+		if (ret == 0 && kv)
+			atomic_store(&t->w->kv_ids[atomic_fetch_add(&t->w->nkv, 1) % MAX_IDS],
+				     at.mn_id);
+		else if (ret == 0)
 			atomic_store(&t->w->ids[atomic_fetch_add(&t->w->nids, 1) % MAX_IDS],
 				     at.mn_id);
 	} else {
@@ -401,9 +606,10 @@ static void do_raw(struct thread *t)
 static void do_bad_ioctl(struct thread *t)
 {
 	static const unsigned long real[] = { CIDER_IOC_GET_INFO, CIDER_IOC_ATTACH,
-					      CIDER_IOC_DETACH, CIDER_IOC_MN_INFO, CIDER_IOC_RAW };
+					      CIDER_IOC_DETACH, CIDER_IOC_MN_INFO, CIDER_IOC_RAW,
+					      CIDER_IOC_KV };
 	uint64_t *s = &t->rng;
-	unsigned long nr = real[below(s, 5)];
+	unsigned long nr = real[below(s, 6)];
 	long ret;
 	int fd = atomic_load(&t->w->fd);
 
@@ -417,19 +623,80 @@ static void do_bad_ioctl(struct thread *t)
 	check(t, "ioctl(other)", ret);
 }
 
+/* user_data of an SQE: what it carries, so that its CQE is judged right. */
+#define UD_KV		0x100
+#define UD_SANE		0x200
+
+/* A KV command or a raw batch into @sqe's 80-byte command area (SQE128). */
+static void prep_cmd(struct thread *t, struct io_uring_sqe *sqe, int fd, unsigned int i)
+{
+	uint64_t *s = &t->rng;
+	unsigned char *cmd = (unsigned char *)sqe + offsetof(struct io_uring_sqe, cmd);
+	bool kv = cfg.kv_addr[0] && chance(s, 50);
+	struct cider_raw_batch rb;
+	struct cider_kv_cmd kc;
+
+	if (kv)
+		fuzz_kv_cmd(t, &kc, i);
+	else
+		fuzz_batch(t, &rb);
+	/* prep_rw writes 'off', which shares its place with cmd_op: first. */
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
+	/* The other command's number now and then: the shape must not pass. */
+	if (t->sane || chance(s, 90))
+		sqe->cmd_op = kv ? CIDER_IOC_KV : CIDER_IOC_RAW;
+	else
+		sqe->cmd_op = chance(s, 50) ? (kv ? CIDER_IOC_RAW : CIDER_IOC_KV) : (__u32)rnd(s);
+	/* Judged by the command number the module sees. */
+	sqe->user_data = i | (sqe->cmd_op == CIDER_IOC_KV ? UD_KV : 0) |
+			 (t->sane && (t->ring.flags & IORING_SETUP_SQE128) ? UD_SANE : 0);
+	/* The command area runs into the SQE's second half. */
+	if (t->ring.flags & IORING_SETUP_SQE128) {
+		memset(cmd, 0, 80);
+		if (kv)
+			memcpy(cmd, &kc, sizeof(kc));
+		else
+			memcpy(cmd, &rb, sizeof(rb));
+	}
+}
+
+static void on_cqe(struct thread *t, const struct io_uring_cqe *cqe)
+{
+	const char *what = cqe->user_data & UD_KV ? "KV_URING" : "URING_CMD";
+	bool sane = t->sane;
+
+	if (cqe->res < 0) {
+		errno = -cqe->res;
+		check(t, what, -1);
+	} else {
+		check(t, what, cqe->res);
+	}
+	t->sane = cqe->user_data & UD_SANE;
+	if (cqe->user_data & UD_KV)
+		check_sane_kv(t, "well-formed KV_URING", cqe->res < 0 ? -1 : cqe->res, -cqe->res);
+	/* With CQE32, an -ERANGE GET says in big_cqe[0] how much it needs. */
+	if ((cqe->user_data & UD_KV) && cqe->res == -ERANGE &&
+	    (t->ring.flags & IORING_SETUP_CQE32) &&
+	    (!cqe->big_cqe[0] || cqe->big_cqe[0] > CIDER_KV_MAX_VALUE))
+		unexpected(t, "KV_URING ERANGE (needed length)", (long)cqe->big_cqe[0], ERANGE);
+	t->sane = sane;
+}
+
 static void do_uring(struct thread *t)
 {
 	uint64_t *s = &t->rng;
 	struct io_uring_cqe *cqe;
-	struct cider_raw_batch rb;
 	unsigned int i, n, got = 0;
 	struct __kernel_timespec ts = { .tv_nsec = 200 * 1000 * 1000 };
 	int fd = atomic_load(&t->w->fd), ret;
 
 	if (!t->ring_up) {
-		/* Without SQE128 the command must be refused, not misread. */
+		/* Without SQE128 the command must be refused, not misread;
+		 * with CQE32 an ERANGE carries the length the value needs. */
 		unsigned int flags = t->sane || chance(s, 90) ? IORING_SETUP_SQE128 : 0;
 
+		if (chance(s, 30))
+			flags |= IORING_SETUP_CQE32;
 		ret = io_uring_queue_init(16, &t->ring, flags);
 		if (ret < 0) {
 			errno = -ret;
@@ -444,17 +711,7 @@ static void do_uring(struct thread *t)
 
 		if (!sqe)
 			break;
-		fuzz_batch(t, &rb);
-		io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
-		sqe->cmd_op = t->sane || chance(s, 90) ? CIDER_IOC_RAW : (__u32)rnd(s);
-		if (t->ring.flags & IORING_SETUP_SQE128) {
-			/* The command area runs into the SQE's second half. */
-			unsigned char *cmd = (unsigned char *)sqe +
-					     offsetof(struct io_uring_sqe, cmd);
-
-			memset(cmd, 0, 80);
-			memcpy(cmd, &rb, sizeof(rb));
-		}
+		prep_cmd(t, sqe, fd, i);
 		/* Through io-wq too, and chains that a failure cuts. */
 		if (chance(s, 20))
 			sqe->flags |= IOSQE_ASYNC;
@@ -475,12 +732,7 @@ static void do_uring(struct thread *t)
 		return;
 	}
 	while (got < i && io_uring_wait_cqe_timeout(&t->ring, &cqe, &ts) == 0) {
-		if (cqe->res < 0) {
-			errno = -cqe->res;
-			check(t, "URING_CMD", -1);
-		} else {
-			check(t, "URING_CMD", cqe->res);
-		}
+		on_cqe(t, cqe);
 		io_uring_cqe_seen(&t->ring, cqe);
 		got++;
 	}
@@ -514,10 +766,11 @@ static void do_fork_and_die(struct thread *t)
 	if (pid == 0) {
 		struct thread c = { .w = t->w, .rng = child_seed, .index = 100 + t->index };
 
-		if (chance(&c.rng, 50))
-			do_uring(&c);
-		else
-			do_raw(&c);
+		switch (below(&c.rng, 3)) {
+		case 0: do_uring(&c); break;
+		case 1: do_raw(&c); break;
+		default: do_kv(&c); break;
+		}
 		_exit(0);
 	}
 	if (chance(&t->rng, 50))
@@ -537,16 +790,18 @@ static void one_call(struct thread *t)
 
 	if (fail)
 		fi_make_it_fail(1);
-	if (k < 8)
+	if (k < 6)
 		do_get_info(t);
-	else if (k < 20)
+	else if (k < 18)
 		do_attach(t);
-	else if (k < 27)
+	else if (k < 24)
 		do_detach(t);
-	else if (k < 32)
+	else if (k < 28)
 		do_mn_info(t);
-	else if (k < 60)
+	else if (k < 44)
 		do_raw(t);
+	else if (k < 62)
+		do_kv(t);
 	else if (k < 85)
 		do_uring(t);
 	else if (k < 92)
@@ -628,8 +883,10 @@ static int worker_main(unsigned int index, uint64_t seed)
 	for (i = 0; i < n; i++)
 		pthread_join(tid[i], NULL);
 	/* What this worker attached, it detaches (the module must not care). */
-	for (i = 0; i < MAX_IDS; i++)
+	for (i = 0; i < MAX_IDS; i++) {
 		cider_detach(atomic_load(&w.fd), atomic_load(&w.ids[i]));
+		cider_detach(atomic_load(&w.fd), atomic_load(&w.kv_ids[i]));
+	}
 	return atomic_load(&w.bad) ? 1 : 0;
 }
 
@@ -653,8 +910,9 @@ static void usage(FILE *f)
 "0: forever) or until --seconds (checked between calls).  The seed\n"
 "(default: from the clock) is printed: --seed S replays every thread's calls.\n"
 "$CIDER_FUZZ_SEED, $CIDER_FUZZ_CALLS and $CIDER_FUZZ_SECONDS set the defaults.\n"
-"With $CIDER_MN_ADDR a cider-memd is started there, so that attach and raw\n"
-"batches reach a live node.  Where the kernel can inject faults, worker\n"
+"With $CIDER_MN_ADDR two cider-memd are started there, so that attach, raw\n"
+"batches and KV commands reach live nodes: a hash store and an array store\n"
+"(256 keys, its mode chosen by the seed).  Where the kernel can inject faults, worker\n"
 "threads fail allocations at random around --fail-pct %% of their calls\n"
 "(default 20; 0: never), and the supervisor SIGKILLs a worker mid-run in\n"
 "--kill-pct %% of rounds (default 30).  -v logs every call.\n");
@@ -671,7 +929,9 @@ int main(int argc, char **argv)
 	};
 	long rounds = 3, r, failed = 0, total_calls;
 	bool memd_wanted = true, seed_set = false;
-	struct memd memd = { 0 };
+	struct memd memd = { 0 }, kvmemd = { 0 };
+	static const char *const modes[] = { "cider", "mcs", "caslock", "osync" };
+	const char *kv_store[] = { "--index", "array", "--keys", "256", "--mode", NULL, NULL };
 	struct cider_info info;
 	double t0 = t_start = now();
 	uint64_t rs;
@@ -737,6 +997,10 @@ int main(int argc, char **argv)
 		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (tally == MAP_FAILED)
 		tally = NULL;
+	kv_res = mmap(NULL, sizeof(*kv_res) * (KV_ERRNOS + 1), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (kv_res == MAP_FAILED)
+		kv_res = NULL;
 	fd = cider_open();
 	if (fd < 0) {
 		printf("not ok 1 fuzz: cannot open %s: %s\n", CIDER_DEV_PATH, strerror(-fd));
@@ -744,12 +1008,24 @@ int main(int argc, char **argv)
 	}
 	cfg.fault_injection = cfg.fail_pct && fi_available() && fi_setup(10) == 0;
 	printf("# fault injection %s\n", cfg.fault_injection ? "on (failslab, fail_page_alloc)" : "off");
+	fflush(stdout);	/* before the daemons fork */
 	if (memd_wanted && getenv("CIDER_MN_ADDR")) {
 		if (memd_start(&memd, "16M", 9400 + getpid() % 500)) {
 			printf("not ok 1 fuzz: cider-memd did not start (log %s)\n", memd.log);
 			return 1;
 		}
 		snprintf(cfg.mn_addr, sizeof(cfg.mn_addr), "%s", memd.addr);
+		/* The KV node's synchronization mode follows from the seed too. */
+		kv_store[5] = modes[cfg.seed % 4];
+		if (memd_start_store(&kvmemd, "16M", 10000 + getpid() % 500, kv_store)) {
+			printf("not ok 1 fuzz: cider-memd (array store) did not start (log %s)\n",
+			       kvmemd.log);
+			memd_stop(&memd, SIGTERM);
+			return 1;
+		}
+		snprintf(cfg.kv_addr, sizeof(cfg.kv_addr), "%s", kvmemd.addr);
+		printf("# KV store: array, %u keys, mode %s, at %s\n", KV_KEYS, kv_store[5],
+		       kvmemd.addr);
 	}
 	rs = cfg.seed;
 	for (r = 0; !rounds || r < rounds; r++) {
@@ -765,8 +1041,8 @@ int main(int argc, char **argv)
 
 			pids[i] = fork();
 			if (pids[i] == 0) {
-				if (memd.pid)
-					memd.pid = 0;
+				memd.pid = 0;
+				kvmemd.pid = 0;
 				_exit(worker_main(i, ws));
 			}
 			alive += pids[i] > 0;
@@ -803,6 +1079,8 @@ int main(int argc, char **argv)
 		fi_setup(0);
 	if (memd.pid)
 		memd_stop(&memd, SIGTERM);
+	if (kvmemd.pid)
+		memd_stop(&kvmemd, SIGTERM);
 	/* The module must still answer, and with nothing left attached. */
 	if (cider_get_info(fd, &info)) {
 		printf("# GET_INFO fails after the run\n");
@@ -812,6 +1090,14 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; tally && i < NKINDS; i++)
 		printf("# %-16s %8ld ok %8ld failed\n", kinds[i],
 		       atomic_load(&tally[i][0]), atomic_load(&tally[i][1]));
+	if (kv_res) {
+		printf("# KV results: %ld done", atomic_load(&kv_res[0]));
+		for (unsigned int e = 1; e <= KV_ERRNOS; e++)
+			if (atomic_load(&kv_res[e]))
+				printf(", %ld %s", atomic_load(&kv_res[e]),
+				       e < KV_ERRNOS ? strerrorname_np(e) : "other");
+		printf("\n");
+	}
 	/* Calls made, those of SIGKILLed workers included (a shared counter). */
 	total_calls = tally ? atomic_load(&tally[NKINDS][0]) : 0;
 	if (!total_calls) {

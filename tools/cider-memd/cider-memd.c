@@ -25,6 +25,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "store.h"
+#include "lockqueue.h"
 
 #define MAX_DEVS 8
 
@@ -102,7 +103,8 @@ static void usage(FILE *f)
 "SYNOPSIS\n"
 "    cider-memd --listen ADDR:PORT [--size SIZE] [--index hash|array]\n"
 "               [--keys N] [--mode osync|caslock|mcs|cider] [--lease-ms MS]\n"
-"               [--grace-us US] [--chunk SIZE] [--hugepages auto|always|never]\n"
+"               [--grace-us US] [--lock-queue N] [--chunk SIZE]\n"
+"               [--hugepages auto|always|never]\n"
 "               [--verbose]\n"
 "    cider-memd --dry-run [--size SIZE] [store options]\n"
 "\n"
@@ -111,7 +113,7 @@ static void usage(FILE *f)
 "    version %d): a superblock recording the store's parameters, a\n"
 "    membership table, the index (hash: 1..1024-byte keys, 0..64 KiB\n"
 "    values; array: the paper's pointer array, 8-byte integer keys\n"
-"    0..N-1 and 8-byte values), a lock entry per index word and the data\n"
+"    0..N-1 and 8-byte values), a lock record per index word and the data\n"
 "    area, handed out in chunks.  Every compute node reads the parameters\n"
 "    at attach, so all of them run the same mode on the same layout.\n"
 "    The memory is not persistent: a restart formats an empty store.\n"
@@ -139,6 +141,10 @@ static void usage(FILE *f)
 "                             before others recover it (default 50)\n"
 "        --grace-us US        how long a freed block waits before reuse\n"
 "                             (default 2000; shorter than the lease)\n"
+"        --lock-queue N       waiters each lock records on the memory node\n"
+"                             before later ones poll for room: a power of\n"
+"                             two from 2 to 128 (default 8; at least the\n"
+"                             compute nodes that contend for a key)\n"
 "    -c, --chunk SIZE         allocation chunk of the data area (default 1M\n"
 "                             for hash, which must hold a 128 KiB block;\n"
 "                             64K for array)\n"
@@ -563,6 +569,13 @@ static int parse_store_arg(int c, const char *arg)
 		}
 		fprintf(stderr, "cider-memd: bad --grace-us '%s'\n", arg);
 		return 2;
+	case 'Q':
+		if (parse_count(arg, CIDER_LQ_MAX_QLEN, &v)) {
+			p->lock_qlen = (uint32_t)v;
+			return 0;
+		}
+		fprintf(stderr, "cider-memd: bad --lock-queue '%s'\n", arg);
+		return 2;
 	case 'c':
 		if (parse_size(arg, &v) && v) {
 			p->chunk_size = v;
@@ -590,8 +603,10 @@ static void print_format(FILE *f)
 		(uint64_t)sb.index_off, (uint64_t)sb.index_size);
 	if (sb.index == CIDER_SB_INDEX_HASH)
 		fprintf(f, " (%" PRIu64 " buckets of 8 slots)", (uint64_t)sb.nr_buckets);
-	fprintf(f, "\n  locks   at %#10" PRIx64 ", %" PRIu64 " bytes (%" PRIu64 " entries)\n",
-		(uint64_t)sb.lock_off, (uint64_t)sb.lock_size, (uint64_t)sb.nr_locks);
+	fprintf(f, "\n  locks   at %#10" PRIx64 ", %" PRIu64 " bytes (%" PRIu64
+		" records of %u bytes, a ring of %u waiters each)\n",
+		(uint64_t)sb.lock_off, (uint64_t)sb.lock_size, (uint64_t)sb.nr_locks,
+		sb.lock_rec, sb.lock_qlen);
 	fprintf(f, "  data    at %#10" PRIx64 ", %" PRIu64 " bytes (%" PRIu64
 		" chunks of %" PRIu64 ")\n", (uint64_t)sb.data_off,
 		(uint64_t)sb.data_size, (uint64_t)sb.data_size / chunk, chunk);
@@ -609,6 +624,7 @@ static int parse_args(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "lease-ms", required_argument, NULL, 'L' },
 		{ "grace-us", required_argument, NULL, 'G' },
+		{ "lock-queue", required_argument, NULL, 'Q' },
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "hugepages", required_argument, NULL, 'H' },
 		{ "dry-run", no_argument, NULL, 'n' },

@@ -35,11 +35,35 @@
 
 #define NEVER (~0ULL)
 
+/*
+ * FIFO, against the MN: a lock-queue ticket is handed the lock only when
+ * the MN's head is that ticket, in the holder's generation (so every
+ * earlier ticket was released, by its holder or its batch, or skipped by
+ * a reset); a release releases tickets from the head it holds.
+ */
+static void check_queue(struct sim *s, struct cider_client *c, u8 type, u64 lock, u64 b)
+{
+	u64 h = sim_mem_read(s, lock);
+	u32 first = (u32)b, n = (u32)(b >> 32) & 0x7fffffff;
+
+	s->fifo_checked++;
+	if (type == CIDER_T_ACQUIRE && (cider_lq_head(h) != first || cider_lq_gen(h) != n))
+		sim_violation(s, "FIFO: lock at %#llx acquired by client %u with ticket %u (gen %u) while the MN serves %u (gen %u) at %.3f us",
+			      (unsigned long long)lock, c->id, first, n, cider_lq_head(h),
+			      cider_lq_gen(h), (double)s->now / US);
+	else if (type == CIDER_T_RELEASE && (cider_lq_head(h) != first || cider_lq_size(h) < n))
+		sim_violation(s, "FIFO: lock at %#llx: client %u releases %u tickets from %u, the MN has %u from %u at %.3f us",
+			      (unsigned long long)lock, c->id, n, first, cider_lq_size(h),
+			      cider_lq_head(h), (double)s->now / US);
+}
+
 void sim_trace(void *priv, struct cider_client *c, u8 type, u64 key /* the lock */, u64 a, u64 b)
 {
 	struct sim *s = priv;
-	u64 *h, *hc, *pred;
+	u64 *h, *hc;
 
+	if (b & CIDER_T_QUEUE && type != CIDER_T_RESET)
+		check_queue(s, c, type, key, b & ~CIDER_T_QUEUE);
 	switch (type) {
 	case CIDER_T_ACQUIRE:
 		h = hmap_find(&s->holder, key, true);
@@ -61,22 +85,20 @@ void sim_trace(void *priv, struct cider_client *c, u8 type, u64 key /* the lock 
 			if (held > s->max_hold)
 				s->max_hold = held;
 			*h = 0;
+		} else if (b & CIDER_T_QUEUE) {
+			sim_violation(s, "mutual exclusion: client %u releases lock at %#llx, held by %llx, not %llx, at %.3f us",
+				      c->id, (unsigned long long)key, (unsigned long long)*h,
+				      (unsigned long long)a, (double)s->now / US);
 		}
 		break;
 	case CIDER_T_RESET:
+	default:
 		s->resets++;
 		if (getenv("CIDER_SIM_DEBUG"))
-			fprintf(stderr, "reset: lock at %#llx by client %u (qn %llx, waiting for %d) at %.3f us, word %llx epoch %llx\n",
+			fprintf(stderr, "reset: lock at %#llx by client %u (qn %llx, state %d) at %.3f us, word %llx why %llx\n",
 				(unsigned long long)key, c->id, c->qn ? (unsigned long long)c->qn->id : 0ULL,
 				c->qn ? c->qn->state : -1, (double)s->now / US,
 				(unsigned long long)a, (unsigned long long)b);
-		break;
-	case CIDER_T_HANDOVER:
-		pred = hmap_find(&s->pred, b, false);
-		if (!pred || *pred != a)
-			sim_violation(s, "FIFO: lock at %#llx handed from %llx to %llx, which queued behind %llx",
-				      (unsigned long long)key, (unsigned long long)a,
-				      (unsigned long long)b, pred ? (unsigned long long)*pred : 0ULL);
 		break;
 	}
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "layout.h"
+#include "store.h"
 #include "block.h"
 #include "lincheck.h"
 #include "race.h"
@@ -36,8 +37,8 @@ static void usage(FILE *f)
 "  --value-size D        hash: value bytes, fixed:N, uniform:A-B or twitter\n"
 "                        (a ~400-byte small-object mix); default fixed:8\n"
 "  --local-wc on|off     local write combining on each CN (default off)\n"
-"  --backoff on|off      SMART backoff in CAS retry loops: osync's pointer CAS\n"
-"                        and the MCS enqueue (default on; caslock always)\n"
+"  --backoff on|off      SMART backoff in the optimistic pointer CAS retry\n"
+"                        loop (default on; caslock always backs off)\n"
 "  --cns N               compute nodes (default 8)\n"
 "  --clients-per-cn M    clients per CN, 1..64 (default 4)\n"
 "  --keys K              keys (default 1000000)\n"
@@ -53,6 +54,11 @@ static void usage(FILE *f)
 "  --grace-us U          KV block reuse grace period (default 100)\n"
 "  --mn-mops R           MN NIC verb rate (default 110, SMART's ConnectX-6)\n"
 "  --atomic-ns T         time an atomic holds its 8-byte word (default 400)\n"
+"  --atomic-cost X       MN NIC time of a CAS or FAA, in 8-byte READs\n"
+"                        (default 2: a read and a write of host memory)\n"
+"  --lock-queue Q        waiters each lock's ring holds on the MN, a power of\n"
+"                        two from 2 to 128 (default: the CNs, rounded up to\n"
+"                        a power of two, at most 128: DecLock's sizing)\n"
 "  --history FILE        every operation as a JSON line\n"
 "  --check-history FILE  check such a history (or a real one) for per-key\n"
 "                        linearizability from the history alone; see\n"
@@ -60,6 +66,8 @@ static void usage(FILE *f)
 "  --data-kb N           size the MN's data area (default: room for every write)\n"
 "  --initial-credit C    Algorithm 1's INITIAL_CREDIT (default 36)\n"
 "  --hotness H           Algorithm 1's HOTNESS_THRESHOLD (default 2)\n"
+"  --escalate E          cider: an optimistic UPDATE whose CAS failed E times\n"
+"                        joins the lock queue (default 2; 0: never)\n"
 "  --steady-memory       also check that MN memory stops growing: the second\n"
 "                        half of the run may claim at most 25%% more than\n"
 "                        the first, plus one chunk per CN\n"
@@ -129,6 +137,9 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "value-size", required_argument, NULL, 'V' },
 		{ "initial-credit", required_argument, NULL, 'I' },
 		{ "hotness", required_argument, NULL, 'T' },
+		{ "escalate", required_argument, NULL, 'e' },
+		{ "lock-queue", required_argument, NULL, 'Q' },
+		{ "atomic-cost", required_argument, NULL, 'C' },
 		{ "max-model-ms", required_argument, NULL, 'X' },
 		{ "stall-events", required_argument, NULL, 'E' },
 		{ "json", no_argument, NULL, 'j' },
@@ -265,6 +276,22 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 				goto bad;
 			s->hotness = (u32)v;
 			break;
+		case 'e':
+			if (parse_u64(optarg, 0, 1000, &v))
+				goto bad;
+			s->escalate = (u32)v;
+			break;
+		case 'Q':
+			if (parse_u64(optarg, CIDER_LQ_MIN_QLEN, CIDER_LQ_MAX_QLEN, &v) ||
+			    (v & (v - 1)))
+				goto bad;
+			s->cfg.lock_qlen = (u32)v;
+			break;
+		case 'C':
+			s->p.atomic_cost = strtod(optarg, &end);
+			if (*end || !(s->p.atomic_cost >= 0.1 && s->p.atomic_cost <= 100))
+				goto bad;
+			break;
 		case 'X':
 			if (parse_u64(optarg, 1, 1ULL << 40, &v))
 				goto bad;
@@ -363,6 +390,11 @@ static void setup(struct sim *s)
 	} else {
 		s->ring_cap = SIM_RING;
 	}
+	/* One waiter per CN fits: DecLock sizes its queue by the CNs. */
+	for (i = 2; !cfg->lock_qlen; i *= 2)
+		if (i >= s->nr_cns || i == CIDER_LQ_MAX_QLEN)
+			cfg->lock_qlen = i;
+	cfg->lock_rec = 16 + 8 * cfg->lock_qlen;	/* as store.c lays it out */
 	if (cfg->index == CIDER_INDEX_HASH) {
 		/* Four slots per key: a quarter full, as RACE sizes for inserts. */
 		cfg->nr_buckets = 2;
@@ -374,12 +406,13 @@ static void setup(struct sim *s)
 		s->nr_locks = cfg->nr_buckets * CIDER_BUCKET_SLOTS;
 		cfg->lock_off = align_up(cfg->bucket_off + cfg->nr_buckets * CIDER_BUCKET_SIZE,
 					 CIDER_MN_ALIGN);
-		cfg->ilock_off = cfg->lock_off + 16 * s->nr_locks;
+		cfg->ilock_off = cfg->lock_off + (u64)cfg->lock_rec * s->nr_locks;
 		cfg->data_off = align_up(cfg->ilock_off + 16 * cfg->nr_buckets, cfg->chunk_size);
 	} else {
 		s->nr_locks = s->nr_keys;
 		cfg->lock_off = align_up(cfg->index_off + 8 * s->nr_keys, CIDER_MN_ALIGN);
-		cfg->data_off = align_up(cfg->lock_off + 16 * s->nr_keys, cfg->chunk_size);
+		cfg->data_off = align_up(cfg->lock_off + (u64)cfg->lock_rec * s->nr_keys,
+					 cfg->chunk_size);
 	}
 	cfg->data_size_limit = s->data_kb ? align_up(s->data_kb << 10, cfg->chunk_size) :
 			       align_up(s->ops_target * 4 * (cfg->block_size + s->buf_size) +
@@ -394,6 +427,7 @@ static void setup(struct sim *s)
 	cfg->initial_credit = s->initial_credit;	/* CIDER Algorithm 1: 36 */
 	cfg->hotness = s->hotness;			/* 2 */
 	cfg->aimd = 2;
+	cfg->escalate = s->escalate;
 	s->preload_base = cfg->data_off + cfg->data_size_limit;
 	/*
 	 * Generous: osync is lock-free, not wait-free, and a client can lose
@@ -461,13 +495,15 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 struct report {
-	double mops, p50, p99, p999, max, model_ms;
+	double mops, p50, p99, p999, max, mean, model_ms;
 	u64 done, updates, pess, combined, installers, cas_fail, read_retries, nospc, fenced;
+	u64 self_grants, ring_full;
 };
 
 static void summarize(struct sim *s, struct report *r)
 {
 	u64 *lat = malloc((s->nops + 1) * sizeof(u64)), n = 0, i, t_end = 0, steady = 0;
+	double sum = 0;
 	struct hmap cover = { 0 };
 
 	memset(r, 0, sizeof(*r));
@@ -477,6 +513,7 @@ static void summarize(struct sim *s, struct report *r)
 		if (o->pending || !o->resp)
 			continue;
 		lat[n++] = o->resp - o->inv;
+		sum += (double)(o->resp - o->inv);
 		r->nospc += o->res == CIDER_RES_NOSPC;
 		if (o->resp > t_end)
 			t_end = o->resp;
@@ -495,6 +532,8 @@ static void summarize(struct sim *s, struct report *r)
 		r->cas_fail += s->clients[i].st.cas_fail;
 		r->read_retries += s->clients[i].read_retries;
 		r->fenced += s->clients[i].fences;
+		r->self_grants += s->clients[i].st.self_grants;
+		r->ring_full += s->clients[i].st.ring_full;
 	}
 	qsort(lat, n, sizeof(u64), cmp_u64);
 	r->done = n;
@@ -509,6 +548,7 @@ static void summarize(struct sim *s, struct report *r)
 	r->p99 = n ? (double)lat[(u64)(n * 0.99)] / US : 0;
 	r->p999 = n ? (double)lat[(u64)(n * 0.999)] / US : 0;
 	r->max = n ? (double)lat[n - 1] / US : 0;
+	r->mean = n ? sum / n / US : 0;
 	free(lat);
 	hmap_free(&cover);
 }
@@ -524,6 +564,19 @@ static u64 leaked(const struct sim *s)
 	return n;
 }
 
+/*
+ * How close the steady-state throughput runs to the MN NIC's rate: the
+ * NIC time its verbs need (atomics at their cost) per second of model time.
+ */
+static double nic_load(const struct sim *s, const struct report *r)
+{
+	double per_op, d = r->done ? (double)r->done : 1;
+
+	per_op = (s->verbs[CIDER_V_READ] + s->verbs[CIDER_V_WRITE] +
+		  s->p.atomic_cost * (s->verbs[CIDER_V_CAS] + s->verbs[CIDER_V_FAA])) / d;
+	return r->mops * per_op / s->p.mn_mops;
+}
+
 static void print_report(struct sim *s, const struct report *r, u64 seed, bool json)
 {
 	u64 total = s->verbs[0] + s->verbs[1] + s->verbs[2] + s->verbs[3];
@@ -536,10 +589,12 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		snprintf(zipf, sizeof(zipf), "%.2f", s->theta);
 	if (json) {
 		printf("{\"index\":\"%s\",\"mode\":\"%s\",\"local_wc\":%s,\"backoff\":\"%s\",\"hotness\":%u,"
-		       "\"initial_credit\":%u,\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
+		       "\"initial_credit\":%u,\"escalate\":%u,\"lock_queue\":%u,\"atomic_cost\":%.2f,"
+		       "\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
 		       "\"zipf\":%s,\"keys\":%llu,\"ops\":%llu,\"seed\":%llu,\"faults\":\"%s\","
 		       "\"model_ms\":%.3f,\"throughput_mops\":%.4f,\"p50_us\":%.2f,\"p99_us\":%.2f,"
-		       "\"p999_us\":%.2f,\"max_us\":%.2f,\"over_bound\":%llu,"
+		       "\"p999_us\":%.2f,\"max_us\":%.2f,\"mean_us\":%.2f,\"over_bound\":%llu,"
+		       "\"mn_nic_load\":%.4f,\"self_grants\":%llu,\"ring_full\":%llu,\"fifo_checked\":%llu,"
 		       "\"mn_ops_per_op\":{\"total\":%.4f,\"read\":%.4f,\"write\":%.4f,\"cas\":%.4f,\"faa\":%.4f},"
 		       "\"cas_retries_per_update\":%.4f,\"wc_rate\":%.4f,\"wc_batch_avg\":%.3f,"
 		       "\"pessimistic_ratio\":%.4f,\"crashes\":%u,\"lock_resets\":%llu,"
@@ -550,11 +605,14 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       s->cfg.index == CIDER_INDEX_HASH ? "hash" : "array",
 		       s->mode_name, s->cfg.local_wc ? "true" : "false",
 		       s->cfg.backoff ? "on" : "off", s->cfg.hotness, s->cfg.initial_credit,
+		       s->cfg.escalate, s->cfg.lock_qlen, s->p.atomic_cost,
 		       s->nr_cns, s->nr_clients,
 		       s->workload_name, zipf, (unsigned long long)s->nr_keys,
 		       (unsigned long long)r->done, (unsigned long long)seed, s->faults, r->model_ms,
-		       r->mops, r->p50, r->p99, r->p999, r->max,
-		       (unsigned long long)s->over_bound, total / d, s->verbs[CIDER_V_READ] / d,
+		       r->mops, r->p50, r->p99, r->p999, r->max, r->mean,
+		       (unsigned long long)s->over_bound, nic_load(s, r),
+		       (unsigned long long)r->self_grants, (unsigned long long)r->ring_full,
+		       (unsigned long long)s->fifo_checked, total / d, s->verbs[CIDER_V_READ] / d,
 		       s->verbs[CIDER_V_WRITE] / d, s->verbs[CIDER_V_CAS] / d,
 		       s->verbs[CIDER_V_FAA] / d, r->cas_fail / u, r->combined / u,
 		       r->installers ? (double)(r->combined + r->installers) / r->installers : 0,
@@ -571,8 +629,13 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	       s->cfg.index == CIDER_INDEX_HASH ? "hash/" : "", s->mode_name, s->cfg.local_wc ? "+localwc" : "", s->nr_cns, s->cpc,
 	       s->workload_name, zipf, (unsigned long long)s->nr_keys,
 	       (unsigned long long)seed, s->faults);
-	printf("  %llu ops in %.3f ms model time: %.3f Mops/s, p50 %.2f us, p99 %.2f us, p99.9 %.2f us, max %.2f us\n",
-	       (unsigned long long)r->done, r->model_ms, r->mops, r->p50, r->p99, r->p999, r->max);
+	printf("  %llu ops in %.3f ms model time: %.3f Mops/s, p50 %.2f us, p99 %.2f us, p99.9 %.2f us, max %.2f us, mean %.2f us\n",
+	       (unsigned long long)r->done, r->model_ms, r->mops, r->p50, r->p99, r->p999, r->max,
+	       r->mean);
+	printf("  MN NIC load %.3f of its rate (atomics cost %.2f READs); lock queue: %u-entry rings, %llu enqueues found one full, %llu locks found by polling, %llu FIFO checks\n",
+	       nic_load(s, r), s->p.atomic_cost, s->cfg.lock_qlen,
+	       (unsigned long long)r->ring_full, (unsigned long long)r->self_grants,
+	       (unsigned long long)s->fifo_checked);
 	if (s->over_bound)
 		printf("  %llu operations took longer than the bound (%.0f us): this mode may starve a client\n",
 		       (unsigned long long)s->over_bound, (double)s->p.bound_ps / US);
@@ -614,7 +677,6 @@ static void teardown(struct sim *s)
 	free(s->chain);
 	hmap_free(&s->mem);
 	hmap_free(&s->word_free);
-	hmap_free(&s->pred);
 	hmap_free(&s->holder);
 	hmap_free(&s->holder_client);
 	hmap_free(&s->hold_since);
@@ -643,10 +705,12 @@ int main(int argc, char **argv)
 	cider_sizes_parse("fixed:8", &s.vsize);
 	s.initial_credit = 36;
 	s.hotness = 2;
+	s.escalate = 2;
 	cider_workload_get("a", &s.wl);
 	s.workload_name = s.wl.name;
 	s.p = (struct sim_params) {
 		.mn_mops = 110,			/* SMART §3: 8-byte READ, ConnectX-6 */
+		.atomic_cost = 2,		/* PCIe read + write; simulator.rst */
 		.bw_gbps = 100,			/* the papers' testbeds */
 		.net_ps = 1000 * NS,		/* one way; READ RTT ~2-3 us */
 		.atomic_word_ps = 400 * NS,	/* ~2.5 Mops per 8-byte word */

@@ -3,9 +3,11 @@
  * The model: the MN's memory and NIC, the network, CN agents, and the
  * closed-loop clients that feed the protocol core one operation at a time.
  *
- * MN NIC: one FIFO server at mn_mops; an atomic then holds its 8-byte
- * word for atomic_word_ps (atomics on one word serialize, on different
- * words they overlap); verbs of one client (one QP) execute in order.
+ * MN NIC: one FIFO server at mn_mops 8-byte READs a second; an atomic
+ * takes atomic_cost of those slots (a read-modify-write of host memory)
+ * and then holds its 8-byte word for atomic_word_ps (atomics on one word
+ * serialize, on different words they overlap); verbs of one client (one
+ * QP) execute in order.
  * Memory effects happen at execution time, so everything the checker
  * sees is what the MN did, in the order it did it.
  */
@@ -190,12 +192,6 @@ static bool is_data_ptr(const struct sim *s, u64 addr)
 	return addr >= s->cfg.index_off && addr < s->cfg.index_off + 8 * s->nr_keys;
 }
 
-static bool is_lock_word0(const struct sim *s, u64 addr)
-{
-	return addr >= s->cfg.lock_off && addr < s->cfg.lock_off + 16 * s->nr_locks &&
-	       (addr - s->cfg.lock_off) % 16 == 0;
-}
-
 /* Whose change was this CAS: the key in the block it links, or unlinks. */
 static u64 changed_key(struct sim *s, u64 addr, u64 old, u64 new)
 {
@@ -271,8 +267,8 @@ static void verb_exec(struct sim *s, u32 ci, u32 i)
 		}
 		break;
 	case CIDER_V_WRITE:
-		for (k = 0; k < (v->buf ? v->len / 8 : 2); k++) {
-			u64 w = v->data[k & 1];
+		for (k = 0; k < v->len / 8; k++) {
+			u64 w = v->buf ? 0 : v->data[k & 7];
 
 			if (v->buf)
 				memcpy(&w, (u8 *)v->buf + 8 * k, 8);
@@ -288,13 +284,8 @@ static void verb_exec(struct sim *s, u32 ci, u32 i)
 		if (old != v->arg0)
 			break;
 		mem_write(s, v->addr, v->arg1);
-		if (is_data_ptr(s, v->addr)) {
+		if (is_data_ptr(s, v->addr))
 			record_change(s, ci, v->addr, old, v->arg1);
-		} else if (is_lock_word0(s, v->addr) && cider_word_off(v->arg1) &&
-			   s->cfg.mode >= CIDER_MODE_MCS) {
-			/* FIFO: who each qnode queued behind, as the MN saw it. */
-			*hmap_find(&s->pred, cider_word_off(v->arg1), true) = cider_word_off(old);
-		}
 		break;
 	}
 }
@@ -311,6 +302,8 @@ static void verb_arrive(struct sim *s, u32 ci, u64 b)
 	u64 svc = (u64)(1e6 / s->p.mn_mops), start, exec, done;
 	u64 *wf = NULL;
 
+	if (v->op == CIDER_V_CAS || v->op == CIDER_V_FAA)
+		svc = (u64)(1e6 * s->p.atomic_cost / s->p.mn_mops);
 	start = s->now > s->nic_free ? s->now : s->nic_free;
 	s->nic_free = start + svc;
 	exec = start + svc;
@@ -375,7 +368,7 @@ static void fab_post(void *priv, struct cider_client *c, struct cider_verb *v, u
 
 	s->batch_done[c->id] = 0;
 	for (i = 0; i < n; i++) {
-		t = cn_nic(s, c->cn->id, t) + xfer_ps(s, v[i].op == CIDER_V_WRITE ? 16 + 8 : 8);
+		t = cn_nic(s, c->cn->id, t) + xfer_ps(s, v[i].op == CIDER_V_WRITE ? v[i].len + 8 : 8);
 		ev_push(s, t + s->p.net_ps, EV_ARRIVE, c->id, i | (u64)n << 32, NULL);
 	}
 }
@@ -658,10 +651,12 @@ static void stall_client(struct sim *s, struct cider_client *c)
 		state_str(c, st, sizeof(st)), c->parked ? "parked" : "not parked",
 		c->token, c->timer_fired ? " (fired)" : "", c->read_retries);
 	if (c->qn)
-		fprintf(stderr, "; qnode %llx %s on lock %#llx (next %llx, coord %llx, exec %llx)",
+		fprintf(stderr, "; qnode %llx %s on lock %#llx (ticket %u gen %u, head %u, size %u%s)",
 			(unsigned long long)c->qn->id, cider_qstate_name(c->qn->state),
-			(unsigned long long)c->qn->laddr, (unsigned long long)c->qn->next,
-			(unsigned long long)c->qn->coord, (unsigned long long)c->qn->exec);
+			(unsigned long long)c->qn->laddr, c->qn->ticket, c->qn->gen,
+			cider_lq_head(sim_mem_read(s, c->qn->laddr)),
+			cider_lq_size(sim_mem_read(s, c->qn->laddr)),
+			c->qn->state == CIDER_Q_EXECUTOR ? ", executor" : "");
 	if (c->lw)
 		fprintf(stderr, "; local WC %s", c->lw_member ? "member" : "combiner");
 	fputc('\n', stderr);
@@ -759,12 +754,14 @@ static void trace_client(struct sim *s, const char *ev, const struct cider_clien
 /* --trace: the qnode a message was for, as the CN's agent left it. */
 static void trace_msg(struct sim *s, const struct cider_cn *cn, const struct cider_msg *m)
 {
-	static const char *const types[] = { "enq", "handover", "exec", "exec_done" };
-	const struct cider_qnode *q = &cn->q[cider_qid_slot(m->to)];
+	static const char *const types[] = { "handover", "exec", "exec_done", "result" };
+	const struct cider_qnode *q = &cn->q[m->to_slot & 0xff];
+	bool here = q->id && q->laddr == m->laddr && q->ticket == m->ticket;
 
-	fprintf(stderr, "%.3f us CN %u msg %s%s to qnode %llx: %s\n", (double)s->now / US, cn->id,
-		types[m->type & 3], m->combined ? " (combined)" : "", (unsigned long long)m->to,
-		q->id == m->to ? cider_qstate_name(q->state) : "gone");
+	fprintf(stderr, "%.3f us CN %u msg %s to qnode %llx (ticket %u): %s\n",
+		(double)s->now / US, cn->id, types[m->type & 3],
+		here ? (unsigned long long)q->id : 0ULL, m->ticket,
+		here ? cider_qstate_name(q->state) : "gone");
 }
 
 void sim_run(struct sim *s)

@@ -24,6 +24,7 @@
 /* Every figure of the model; Documentation/simulator.rst gives sources. */
 struct sim_params {
 	double mn_mops;		/* MN NIC verb rate (SMART: 110 Mops, CX-6) */
+	double atomic_cost;	/* NIC time of a CAS/FAA in 8-byte READs */
 	double bw_gbps;		/* link bandwidth */
 	u64 net_ps;		/* one-way CN <-> MN */
 	u64 atomic_word_ps;	/* atomics on one 8-byte word serialize */
@@ -96,7 +97,7 @@ struct sim {
 
 	/* the model */
 	u64 nic_free;
-	struct hmap mem, word_free, pred;
+	struct hmap mem, word_free;
 	u64 *qp_ready, *batch_done;
 	u64 *cn_nic_free;
 	u32 *cur_op;
@@ -128,6 +129,8 @@ struct sim {
 	bool steady_memory;	/* check: claiming stops once reuse starts */
 	u64 data_kb;		/* --data-kb: the MN's data area, 0: ample */
 	u32 initial_credit, hotness;	/* Algorithm 1 parameters */
+	u32 escalate;			/* failed CASes before an UPDATE queues */
+	u64 fifo_checked;		/* ACQUIREs checked against the MN's head */
 	u64 nr_locks;		/* lock entries: one per key or per slot */
 	struct cider_sizes vsize;	/* hash: value sizes */
 	u8 *bufs;		/* hash: one block buffer per client */

@@ -217,10 +217,12 @@ struct cider_raw_batch {
  * One operation per call: synchronously with CIDER_IOC_KV, or through
  * io_uring as IORING_OP_URING_CMD on /dev/cider (ring set up with
  * IORING_SETUP_SQE128), cmd_op = CIDER_IOC_KV, struct cider_kv_cmd in
- * the SQE's command area, uring_cmd_flags 0.  As any io_uring buffer,
- * key, value and a GET's buffer must stay valid until the completion:
- * they are read when the operation gets a slot, possibly from an
- * io_uring worker after the submission returned.
+ * the SQE's command area, uring_cmd_flags 0.  Key and value are read
+ * from user memory when the command is issued: for the ioctl, they may
+ * be reused once it returned; through io_uring they must stay valid
+ * until the completion, like a GET's buffer (io_uring may issue the
+ * command after io_uring_enter() returned: IOSQE_ASYNC, or from its
+ * worker when every operation slot was busy).
  *
  * Result (the ioctl's return value, or the CQE's res):
  *   >= 0       done: 0 for PUT, INSERT, UPDATE and DELETE; for GET the
@@ -238,6 +240,11 @@ struct cider_raw_batch {
  *              before it was confirmed.  Read the key to find out.
  *   -EAGAIN    every operation slot stayed busy for the module's
  *              op_timeout_ms.
+ *   -ENOMEM    the kernel had no memory for the operation (for its
+ *              verbs: for op_timeout_ms): it did not happen.
+ *   -EIO       GET: the block the index points to holds another key:
+ *              the region was written by other means (raw operations).
+ *              Nothing was changed.
  *   -EINTR     a fatal signal arrived while waiting for a slot.
  * Refused before anything is sent:
  *   -EINVAL    size, opcode, flags or reserved words not as documented;
@@ -250,8 +257,8 @@ struct cider_raw_batch {
  *              the store's capacity.
  *   -EFAULT    key or value not readable, GET buffer not writable.
  *   -ENXIO     no attached memory node with that id.
- *   -EOPNOTSUPP  the node has no KV store this module serves (not
- *              returned today: every store that attaches is served).
+ *   -EOPNOTSUPP  the store's index is not served by this module yet
+ *              (today: only CIDER_STORE_ARRAY).
  */
 #define CIDER_KV_GET		1
 #define CIDER_KV_PUT		2	/* insert or update */

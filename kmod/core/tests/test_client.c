@@ -126,7 +126,7 @@ static struct rig *rig_new(u8 mode)
 		.nr_keys = 16, .index_off = 4096, .lock_off = 8192, .alloc_cursor = 64,
 		.data_off = DATA_OFF, .chunk_size = 4096, .block_size = 16,
 		.data_size_limit = 1 << 20, .lease_ns = 1000000, .grace_ns = 100000,
-		.backoff_t0_ns = 1000,
+		.backoff_t0_ns = 1000, .lock_qlen = 4, .lock_rec = 16 + 8 * 4, .escalate = 2,
 	};
 	cider_cn_init(&r->cn, 0, &r->cfg, &r->fab, &r->c, r->lwc, 1, r->ring, RING);
 	return r;
@@ -189,50 +189,57 @@ TEST(osync_update_reads_claims_a_chunk_then_writes_and_cases)
 	free(r);
 }
 
-TEST(mcs_waiter_sleeps_until_the_agent_returns_it_to_wake)
+TEST(queued_waiter_writes_its_entry_sleeps_and_is_woken_by_its_handover)
 {
 	struct rig *r = rig_new(CIDER_MODE_MCS);
-	u64 ptr = cider_word(1, DATA_OFF + 4096);
-	u64 pred = (u64)1 << (CIDER_QID_SEQ_BITS + 8) | 5;	/* CN 1's */
-	struct cider_msg m = { .type = CIDER_MSG_HANDOVER };
+	u64 ptr = cider_word(1, DATA_OFF + 4096), laddr = 8192 + 3 * 48, e;
+	struct cider_msg m = { .type = CIDER_MSG_HANDOVER, .laddr = laddr };
 
 	ASSERT_TRUE(r != NULL);
 	start(r, CIDER_UPDATE, 3, 7, 1);
 	r->f.v[0].data[0] = ptr;
 	complete(r);
-	/* Pessimistic: the swap CAS on the lock's tail and a READ of the epoch. */
+	/* Pessimistic: one FAA on the lock's header, never a CAS loop. */
+	ASSERT_EQ(1U, r->f.nv);
+	ASSERT_EQ(CIDER_V_FAA, r->f.v[0].op);
+	ASSERT_EQ(laddr, r->f.v[0].addr);
+	ASSERT_EQ(1U, r->f.v[0].arg0);
+	ASSERT_TRUE(states_are(r, "acquire", "acquire:faa", ""));
+
+	/* Two ahead (head 5, size 2): ticket 7, in the ring at 7 mod 4. */
+	r->f.v[0].old = 5ULL << 32 | 2;
+	complete(r);
 	ASSERT_EQ(2U, r->f.nv);
-	ASSERT_EQ(CIDER_V_CAS, r->f.v[0].op);
-	ASSERT_EQ(8192U + 3 * 16, r->f.v[0].addr);
-	ASSERT_TRUE(states_are(r, "acquire", "acquire:cas", ""));
-
-	/* The tail was not empty: the swap is a CAS loop, seeded with it. */
-	ASSERT_EQ(0U, r->f.v[0].arg0);
-	r->f.v[0].old = cider_word(0, pred);
-	complete(r);
-	ASSERT_EQ(3U, r->f.posts);
-	ASSERT_EQ(cider_word(0, pred), r->f.v[0].arg0);
+	ASSERT_EQ(CIDER_V_WRITE, r->f.v[0].op);
+	ASSERT_EQ(laddr + 16 + 8 * 3, r->f.v[0].addr);
+	ASSERT_EQ(8U, r->f.v[0].len);
+	e = r->f.v[0].data[0];
+	ASSERT_TRUE(cider_lq_entry_for(e, 7));
+	ASSERT_FALSE(cider_lq_entry_for(e, 3));
+	ASSERT_FALSE(cider_lq_entry_del(e));
+	ASSERT_EQ(1U, cider_lq_entry_ver(e));
+	ASSERT_EQ(0U, cider_lq_entry_cn(e));
+	ASSERT_EQ(cider_qid_slot(r->c.qn->id), cider_lq_entry_slot(e));
+	/* ... and the header, after the entry: still not its turn. */
+	ASSERT_EQ(CIDER_V_READ, r->f.v[1].op);
+	ASSERT_EQ(laddr, r->f.v[1].addr);
 	ASSERT_EQ(0U, r->f.sends);
-
-	/* Swapped in behind a predecessor: tell it, then sleep a quarter lease. */
-	r->f.v[0].old = cider_word(0, pred);
+	r->f.v[1].data[0] = 6ULL << 32 | 2;
 	complete(r);
-	ASSERT_EQ(1U, r->f.sends);
-	ASSERT_EQ(CIDER_MSG_ENQ, r->f.msg.type);
-	ASSERT_EQ(1U, r->f.to_cn);
-	ASSERT_EQ(pred, r->f.msg.to);
 	ASSERT_EQ(1U, r->f.timers);
 	ASSERT_EQ(r->cfg.lease_ns / 4, r->f.delay_ns);
 	ASSERT_EQ(r->c.token, r->f.token);
-	ASSERT_TRUE(r->f.from == &r->cn);
 	ASSERT_TRUE(r->c.parked);
 	ASSERT_TRUE(states_are(r, "acquire", "acquire:wait", "wait:sleep"));
 	ASSERT_STREQ("waiting", cider_qstate_name(r->c.qn->state));
 
-	/* The handover reaches the CN's agent: the client is woken, once. */
-	m.to = r->c.qn->id;
-	m.from = pred;
+	/* A handover for another ticket is dropped; its own wakes it, once. */
+	m.to_slot = cider_qid_slot(r->c.qn->id);
+	m.ticket = 6;
 	m.ptr = ptr;
+	cider_cn_on_msg(&r->cn, &m);
+	ASSERT_EQ(0U, r->f.wakes);
+	m.ticket = 7;
 	cider_cn_on_msg(&r->cn, &m);
 	ASSERT_EQ(1U, r->f.wakes);
 	ASSERT_TRUE(r->f.last == &r->c);
@@ -334,15 +341,15 @@ TEST(a_failed_pointer_cas_ends_the_operation_as_unknown)
 TEST(an_aborted_queued_update_is_unknown)
 {
 	struct rig *r = rig_new(CIDER_MODE_MCS);
-	u64 pred = (u64)1 << (CIDER_QID_SEQ_BITS + 8) | 5;
 
 	ASSERT_TRUE(r != NULL);
 	start(r, CIDER_UPDATE, 3, 7, 1);
 	r->f.v[0].data[0] = cider_word(1, DATA_OFF + 4096);
 	complete(r);
-	r->f.v[0].old = cider_word(0, pred);
+	r->f.v[0].old = 9ULL << 32 | 1;		/* ticket 10, one ahead */
 	complete(r);
-	r->f.v[0].old = cider_word(0, pred);
+	ASSERT_EQ(CIDER_V_WRITE, r->f.v[0].op);	/* its entry, and the header */
+	r->f.v[1].data[0] = 9ULL << 32 | 2;	/* not its turn yet */
 	complete(r);
 	ASSERT_TRUE(r->c.parked);
 	cider_client_abort(&r->c);
@@ -350,6 +357,146 @@ TEST(an_aborted_queued_update_is_unknown)
 	ASSERT_EQ(1U, r->f.dones);
 	cider_client_abort(&r->c);			/* once only */
 	ASSERT_EQ(1U, r->f.dones);
+	free(r);
+}
+
+TEST(a_waiter_whose_turn_came_before_its_entry_takes_the_lock_itself)
+{
+	struct rig *r = rig_new(CIDER_MODE_MCS);
+	u64 ptr = cider_word(1, DATA_OFF + 4096);
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	r->f.v[0].old = 9ULL << 32 | 1;		/* ticket 10, one ahead */
+	complete(r);
+	ASSERT_EQ(CIDER_V_WRITE, r->f.v[0].op);
+	/* The releaser FAAed before this READ: it read the entry too early. */
+	r->f.v[1].data[0] = 10ULL << 32 | 1;
+	complete(r);
+	ASSERT_EQ(0U, r->f.timers);
+	ASSERT_TRUE(states_are(r, "hold_write", "write:alloc", "alloc:chunk"));
+	free(r);
+}
+
+TEST(a_full_ring_makes_the_waiter_poll_for_room_before_its_entry)
+{
+	struct rig *r = rig_new(CIDER_MODE_MCS);
+	u64 ptr = cider_word(1, DATA_OFF + 4096);
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	r->f.v[0].old = 20ULL << 32 | 5;	/* ticket 25: 5 ahead, ring of 4 */
+	complete(r);
+	ASSERT_EQ(1U, r->f.timers);
+	ASSERT_EQ(2 * r->cfg.backoff_t0_ns, r->f.delay_ns);
+	ASSERT_TRUE(states_are(r, "acquire", "acquire:full", "wait:sleep"));
+	cider_client_timer(&r->c, r->f.token);
+	ASSERT_EQ(CIDER_V_READ, r->f.v[0].op);
+	ASSERT_TRUE(states_are(r, "acquire", "acquire:full", "wait:poll"));
+	r->f.v[0].data[0] = 22ULL << 32 | 5;	/* 3 ahead now: room */
+	complete(r);
+	ASSERT_EQ(CIDER_V_WRITE, r->f.v[0].op);
+	ASSERT_TRUE(cider_lq_entry_for(r->f.v[0].data[0], 25));
+	ASSERT_TRUE(states_are(r, "acquire", "acquire:entry", ""));
+	free(r);
+}
+
+/*
+ * A cider UPDATE that waited for the lock (ticket 6) coordinates: it READs
+ * the lock's record and the pointer, and returns with the verbs posted.
+ */
+static struct rig *coordinator(u64 ptr)
+{
+	struct rig *r = rig_new(CIDER_MODE_CIDER);
+	struct cider_msg m = { .type = CIDER_MSG_HANDOVER, .laddr = 8192 + 3 * 48, .ticket = 6 };
+
+	if (!r)
+		return NULL;
+	r->cfg.initial_credit = 36;
+	cider_cont_escalated(&r->cn, 3);	/* the key is hot: pessimistic */
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	r->f.v[0].old = 5ULL << 32 | 1;		/* ticket 6 */
+	complete(r);
+	r->f.v[1].data[0] = 5ULL << 32 | 2;
+	complete(r);
+	m.to_slot = cider_qid_slot(r->c.qn->id);
+	m.ptr = ptr;
+	cider_cn_on_msg(&r->cn, &m);
+	cider_client_resume(&r->c);
+	return r;
+}
+
+/* The ring as the coordinator's READ returns it: tickets 6..6+n-1. */
+static void ring(struct rig *r, u64 ptr, u32 n, const u64 *entries)
+{
+	u32 i;
+
+	r->c.lq_ring[0] = 6ULL << 32 | n;
+	for (i = 1; i < n; i++)
+		r->c.lq_ring[2 + ((6 + i) & 3)] = entries[i - 1];
+	r->f.v[1].data[0] = ptr;
+	complete(r);
+}
+
+TEST(the_coordinator_lends_the_lock_to_the_last_member_that_read_its_version)
+{
+	u64 ptr = cider_word(1, DATA_OFF + 4096);
+	struct rig *r = coordinator(ptr);
+	u64 e[3] = {
+		cider_lq_entry(7, false, 1, 1, 3),
+		cider_lq_entry(8, false, 1, 1, 4),
+		cider_lq_entry(9, false, 2, 1, 5),	/* read before a DELETE */
+	};
+
+	ASSERT_TRUE(r != NULL);
+	ASSERT_TRUE(states_are(r, "coord", "coord:read", ""));
+	ASSERT_EQ(2U, r->f.nv);
+	ASSERT_EQ(CIDER_V_READ, r->f.v[0].op);
+	ASSERT_EQ(r->cfg.lock_rec, r->f.v[0].len);
+	ASSERT_EQ(4096U + 3 * 8, r->f.v[1].addr);
+	ring(r, ptr, 4, e);
+	/* Tickets 7 and 8 combine; 9 read another version: 8 executes. */
+	ASSERT_EQ(1U, r->f.sends);
+	ASSERT_EQ(CIDER_MSG_EXEC, r->f.msg.type);
+	ASSERT_EQ(8U, r->f.msg.ticket);
+	ASSERT_EQ(4U, r->f.msg.to_slot);
+	ASSERT_EQ(1U, r->f.to_cn);
+	ASSERT_EQ(3U, r->f.msg.count);	/* it releases 6, 7 and 8 */
+	ASSERT_EQ(ptr, r->f.msg.ptr);
+	ASSERT_TRUE(states_are(r, "coord", "coord:wait", "wait:sleep"));
+	free(r);
+}
+
+TEST(a_delete_ends_the_batch)
+{
+	u64 ptr = cider_word(1, DATA_OFF + 4096);
+	struct rig *r = coordinator(ptr);
+	u64 e[2] = { cider_lq_entry(7, true, 1, 1, 3), cider_lq_entry(8, false, 1, 1, 4) };
+
+	ASSERT_TRUE(r != NULL);
+	ring(r, ptr, 3, e);
+	/* Nobody to combine with: the coordinator writes alone. */
+	ASSERT_EQ(0U, r->f.sends);
+	ASSERT_TRUE(states_are(r, "hold_write", "write:alloc", "alloc:chunk"));
+	free(r);
+}
+
+TEST(a_coordinator_whose_key_is_gone_combines_nobody)
+{
+	u64 ptr = cider_word(1, DATA_OFF + 4096);
+	struct rig *r = coordinator(ptr);
+	u64 e[1] = { cider_lq_entry(7, false, 2, 1, 3) };
+
+	ASSERT_TRUE(r != NULL);
+	ring(r, cider_word(2, 0), 2, e);	/* deleted meanwhile */
+	ASSERT_EQ(0U, r->f.sends);
+	ASSERT_FALSE(states_are(r, "coord", "coord:wait", "wait:sleep"));
 	free(r);
 }
 

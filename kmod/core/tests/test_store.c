@@ -2,6 +2,7 @@
 /* Unit tests of the KV store's format (store.c) and the wire structures. */
 #include "kselftest_harness.h"
 #include "store.h"
+#include "lockqueue.h"
 #include "race.h"
 
 TEST(wire_structures_have_fixed_sizes)
@@ -32,11 +33,14 @@ static void check_areas(struct __test_metadata *_metadata, const struct cider_mn
 	ASSERT_LT(0U, sb->data_size);
 	ASSERT_LE(CIDER_STORE_MIN_LEASE_NS, sb->lease_ns);
 	ASSERT_LT(sb->grace_ns, sb->lease_ns);
+	/* A lock record: header, epoch, a ring of 8-byte waiter entries. */
+	ASSERT_EQ(0U, sb->lock_qlen & (sb->lock_qlen - 1));
+	ASSERT_EQ(16 + 8 * sb->lock_qlen, sb->lock_rec);
 	if (sb->index == CIDER_SB_INDEX_ARRAY) {
-		/* A pointer and a lock entry for every key. */
+		/* A pointer and a lock record for every key. */
 		ASSERT_LE(8 * sb->nr_keys, sb->index_size);
 		ASSERT_EQ(sb->nr_keys, sb->nr_locks);
-		ASSERT_LE(16 * sb->nr_keys, sb->lock_size);
+		ASSERT_LE((u64)sb->lock_rec * sb->nr_keys, sb->lock_size);
 		ASSERT_EQ(8U, sb->max_key_len);
 		ASSERT_EQ(0U, sb->nr_buckets);
 		return;
@@ -50,7 +54,7 @@ static void check_areas(struct __test_metadata *_metadata, const struct cider_mn
 	ASSERT_LE(sb->bucket_off + sb->nr_buckets * CIDER_BUCKET_SIZE,
 		  sb->index_off + sb->index_size);
 	ASSERT_EQ(sb->nr_buckets * CIDER_BUCKET_SLOTS, sb->nr_locks);
-	ASSERT_EQ(sb->lock_off + 16 * sb->nr_locks, sb->ilock_off);
+	ASSERT_EQ(sb->lock_off + (u64)sb->lock_rec * sb->nr_locks, sb->ilock_off);
 	ASSERT_LE(sb->ilock_off + 16 * sb->nr_buckets, sb->lock_off + sb->lock_size);
 	ASSERT_EQ(1024U, sb->max_key_len);
 	ASSERT_EQ(65536U, sb->max_value_len);
@@ -100,6 +104,7 @@ TEST(defaults_follow_the_region_and_the_index)
 	ASSERT_EQ(CIDER_STORE_LEASE_NS, sb.lease_ns);
 	ASSERT_EQ(CIDER_STORE_GRACE_NS, sb.grace_ns);
 	ASSERT_EQ(8192U, sb.nr_buckets);	/* 65536 slots for 16384 keys */
+	ASSERT_EQ(CIDER_STORE_LOCK_QLEN, sb.lock_qlen);
 	p.index = CIDER_SB_INDEX_ARRAY;
 	ASSERT_EQ(NULL, cider_store_format(&sb, &p));
 	ASSERT_EQ(64ULL << 10, sb.chunk_size);
@@ -137,6 +142,9 @@ TEST(bad_parameters_are_refused_with_a_reason)
 	REFUSED(lease_ns, 999999);
 	REFUSED(lease_ns, CIDER_STORE_MAX_LEASE_NS + 1);
 	REFUSED(grace_ns, CIDER_STORE_LEASE_NS);
+	REFUSED(lock_qlen, 1);
+	REFUSED(lock_qlen, 24);			/* tickets wrap: a power of two */
+	REFUSED(lock_qlen, 2 * CIDER_LQ_MAX_QLEN);
 #undef REFUSED
 	ASSERT_EQ(NULL, cider_store_format(&sb, &ok));
 }
@@ -177,9 +185,12 @@ TEST(attach_refuses_what_it_would_not_lay_out_the_same)
 	CORRUPT(data_size, sb.data_size + sb.chunk_size);
 	CORRUPT(chunk_size, 0);
 	CORRUPT(lease_ns, 0);
+	CORRUPT(lock_qlen, 0);
+	CORRUPT(lock_qlen, 2 * sb.lock_qlen);
+	CORRUPT(lock_rec, 16);
 	CORRUPT(grace_ns, sb.lease_ns);
 	CORRUPT(max_value_len, 1 << 20);
-	CORRUPT(reserved[5], 1);
+	CORRUPT(reserved[4], 1);
 #undef CORRUPT
 }
 
