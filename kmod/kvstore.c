@@ -394,18 +394,27 @@ static void cider_kslot_post(struct cider_shard *sh, struct cider_kslot *ks)
 	list_add_tail(&b->node, &sh->posts);
 }
 
-/* Does every verb fit the buffer it names?  The core never asks otherwise. */
-static bool cider_kvs_verbs_fit(const struct cider_kslot *ks, const struct cider_verb *v,
-				unsigned int n)
+/*
+ * Does every verb fit the buffer it names?  The core never asks otherwise.
+ * Bytes go to the slot's block buffer (moved in place), a coordinator's
+ * lock record (copied through the batch's buffer) or the verb's own words.
+ */
+static bool cider_kvs_verbs_fit(const struct cider_kslot *ks, const struct cider_client *c,
+				const struct cider_verb *v, unsigned int n)
 {
 	unsigned int i;
+	u32 room;
 
 	for (i = 0; i < n; i++) {
-		bool ext = cider_verb_ext(ks, &v[i]);
-
-		/* Bytes go to the slot's block buffer or the verb's own words. */
-		if ((v[i].buf && !ext) ||
-		    v[i].len > (ext ? ks->sh->kvs->blk_len : sizeof(v[i].data)))
+		if (cider_verb_ext(ks, &v[i]))
+			room = ks->sh->kvs->blk_len;
+		else if (v[i].buf == c->lq_ring)
+			room = sizeof(c->lq_ring);
+		else if (!v[i].buf)
+			room = sizeof(v[i].data);
+		else
+			return false;
+		if (v[i].len > room)
 			return false;
 	}
 	return true;
@@ -420,7 +429,7 @@ static void cider_kvs_post(void *fab, struct cider_client *c, struct cider_verb 
 
 	ks->v = v;
 	ks->nv = n;
-	if (WARN_ON_ONCE(!cider_kvs_verbs_fit(ks, v, n))) {
+	if (WARN_ON_ONCE(!cider_kvs_verbs_fit(ks, c, v, n))) {
 		/* Unsent, failed: the core ends the operation. */
 		for (i = 0; i < n; i++)
 			v[i].status = -EIO;
@@ -841,7 +850,8 @@ static void cider_shard_show(struct seq_file *m, struct cider_shard *sh)
 	spin_unlock_bh(&sh->lock);
 }
 
-static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *sh, u64 *cas_fail)
+static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *sh,
+				struct cider_client_stats *cst)
 {
 	unsigned int i, j;
 
@@ -855,8 +865,10 @@ static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *s
 	t->pessimistic += sh->stats.pessimistic;
 	t->combined += sh->stats.combined;
 	t->installers += sh->stats.installers;
-	for (i = 0; i < CIDER_KVS_SLOTS; i++)
-		*cas_fail += sh->clients[i].st.cas_fail;
+	for (i = 0; i < CIDER_KVS_SLOTS; i++) {
+		cst->cas_fail += sh->clients[i].st.cas_fail;
+		cst->coords += sh->clients[i].st.coords;
+	}
 	spin_unlock_bh(&sh->lock);
 }
 
@@ -871,7 +883,7 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 					   "failed" };
 	struct cider_kvs_stats *t;
 	unsigned int i, j;
-	u64 cas_fail = 0;
+	struct cider_client_stats cst = {};
 
 	if (!mn->kvs)
 		return;
@@ -879,7 +891,7 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 	if (!t)
 		return;
 	for (i = 0; i < mn->kvs->nr_shards; i++)
-		cider_kvs_stats_add(t, mn->kvs->shards[i], &cas_fail);
+		cider_kvs_stats_add(t, mn->kvs->shards[i], &cst);
 	seq_puts(m, "kv");
 	for (i = CIDER_KV_GET; i <= CIDER_KV_DELETE; i++)
 		for (j = 0; j < CIDER_KVS_NR_RES; j++)
@@ -887,8 +899,9 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 	seq_printf(m, " verbs_read=%llu verbs_write=%llu verbs_cas=%llu verbs_faa=%llu",
 		   t->verbs[CIDER_V_READ], t->verbs[CIDER_V_WRITE], t->verbs[CIDER_V_CAS],
 		   t->verbs[CIDER_V_FAA]);
-	seq_printf(m, " updates=%llu cas_fail=%llu pessimistic=%llu combined=%llu installers=%llu\n",
-		   t->updates, cas_fail, t->pessimistic, t->combined, t->installers);
+	seq_printf(m, " updates=%llu cas_fail=%llu pessimistic=%llu combined=%llu installers=%llu",
+		   t->updates, cst.cas_fail, t->pessimistic, t->combined, t->installers);
+	seq_printf(m, " coordinated=%llu\n", cst.coords);
 	kfree(t);
 }
 
@@ -1000,8 +1013,10 @@ static int cider_shard_init(struct cider_kvs *kvs, struct cider_shard *sh, unsig
 	cider_cn_init(&sh->cn, mn->cn_id * CIDER_KVS_MAX_SHARDS + i, &kvs->cfg, &sh->fab,
 		      sh->clients, sh->lwc, CIDER_KVS_SLOTS, sh->ring, CIDER_KVS_RING);
 	/* After the init, which clears the clients. */
-	for (s = 0; s < CIDER_KVS_SLOTS; s++)
+	for (s = 0; s < CIDER_KVS_SLOTS; s++) {
 		sh->clients[s].buf = sh->slots[s].blk;
+		sh->clients[s].buf_len = sh->slots[s].blk ? kvs->blk_len : 0;
+	}
 	return 0;
 }
 

@@ -101,10 +101,13 @@ void cider_block_unlinked(struct cider_client *c, u64 word)
  */
 bool cider_block_build(struct cider_client *c, u64 blk)
 {
-	int n;
+	int n, cls = cider_block_class(c->klen, c->wvlen);
 
-	/* A block no class holds must not be copied, nor become a 4 GiB WRITE. */
-	if (cider_block_class(c->klen, c->wvlen) < 0)
+	/*
+	 * A block no class holds must not be copied, nor become a 4 GiB
+	 * WRITE; nor one larger than c->buf.
+	 */
+	if (cls < 0 || cider_class_size((u32)cls) > c->buf_len)
 		return false;
 	memcpy(c->buf + CIDER_BLOCK_HDR, c->kbytes, c->klen);
 	if (c->wvlen)

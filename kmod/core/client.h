@@ -51,6 +51,7 @@ struct cider_client_stats {
 	u64 ops, updates, pessimistic, combined, cas_fail, resets;
 	u64 self_grants;	/* lock found by polling the header, not by message */
 	u64 ring_full;		/* enqueues that found the lock's ring full */
+	u64 coords;		/* UPDATEs that waited, then read the queue to combine */
 };
 
 struct cider_client {
@@ -122,6 +123,7 @@ struct cider_client {
 	struct cider_verb v[CIDER_MAX_VERBS];
 	unsigned int nv;
 	u8 *buf;		/* hash: room for one block of the largest class */
+	u32 buf_len;		/* bytes at buf: no READ or block is larger */
 	u64 join_t;		/* when it joined a local WC batch */
 	struct cider_lwc *lw;
 	bool lw_member;

@@ -105,10 +105,13 @@ static enum cider_step cider_locate_scan(struct cider_client *c)
 		if (cider_slot_empty(w) || cider_slot_fp(w) != c->fp)
 			continue;
 		/*
-		 * A class no block has (4 bits hold 16, there are 12) comes
-		 * only from a corrupt slot: never READ that much into c->buf.
+		 * A class no block has (4 bits hold 16, there are 12), or one
+		 * larger than this store's largest block, comes only from a
+		 * corrupt slot (raw writes can make one): never READ that
+		 * much into c->buf.
 		 */
-		if (cider_slot_class(w) >= CIDER_NR_CLASSES)
+		if (cider_slot_class(w) >= CIDER_NR_CLASSES ||
+		    cider_class_size(cider_slot_class(w)) > c->buf_len)
 			continue;
 		v_reset(c);
 		v_add(c, CIDER_V_READ, cider_slot_off(w),

@@ -38,6 +38,7 @@ void cider_coord_init(struct cider_client *c)
 {
 	c->sub.coord.state = CIDER_COORD_BEGIN;
 	c->sub.coord.members = 0;
+	c->st.coords++;
 }
 
 /* Does pointer (slot) word @p hold the coordinator's key? */

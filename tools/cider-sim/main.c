@@ -476,8 +476,10 @@ static void setup(struct sim *s)
 			      &s->ring[(u64)i * s->ring_cap *
 				       (cfg->index == CIDER_INDEX_HASH ? CIDER_NR_CLASSES : 1)],
 			      s->ring_cap);
-	for (i = 0; s->bufs && i < s->nr_clients; i++)
+	for (i = 0; s->bufs && i < s->nr_clients; i++) {
 		s->clients[i].buf = s->bufs + (size_t)i * s->buf_size;
+		s->clients[i].buf_len = s->buf_size;
+	}
 	if (cfg->index == CIDER_INDEX_HASH)
 		preload_hash(s);
 	s->jitter = !strcmp(s->faults, "jitter") || !strcmp(s->faults, "all");

@@ -19,7 +19,8 @@ TEST(a_block_no_class_holds_is_not_written)
 	ASSERT_TRUE(cn && c);
 	cn->cfg = &cfg;
 	c->cn = cn;
-	c->buf = calloc(1, CIDER_BLOCK_HDR + 16 + CIDER_MAX_VALUE + 64);
+	c->buf_len = CIDER_BLOCK_HDR + 16 + CIDER_MAX_VALUE + 64;
+	c->buf = calloc(1, c->buf_len);
 	ASSERT_TRUE(c->buf != NULL);
 
 	c->kbytes = key;
