@@ -909,7 +909,8 @@ static void usage(FILE *f)
 "making --calls calls (default 200; 0: forever); --rounds rounds (default 3,\n"
 "0: forever) or until --seconds (checked between calls).  The seed\n"
 "(default: from the clock) is printed: --seed S replays every thread's calls.\n"
-"$CIDER_FUZZ_SEED, $CIDER_FUZZ_CALLS and $CIDER_FUZZ_SECONDS set the defaults.\n"
+"$CIDER_FUZZ_SEED, $CIDER_FUZZ_CALLS, $CIDER_FUZZ_ROUNDS and $CIDER_FUZZ_SECONDS\n"
+"set the defaults.\n"
 "With $CIDER_MN_ADDR two cider-memd are started there, so that attach, raw\n"
 "batches and KV commands reach live nodes: a hash store and an array store\n"
 "(256 keys, its mode chosen by the seed).  Where the kernel can inject faults, worker\n"
@@ -966,6 +967,8 @@ int main(int argc, char **argv)
 		cfg.calls = strtol(getenv("CIDER_FUZZ_CALLS"), NULL, 0);
 	if (getenv("CIDER_FUZZ_SECONDS"))
 		cfg.seconds = atof(getenv("CIDER_FUZZ_SECONDS"));
+	if (getenv("CIDER_FUZZ_ROUNDS"))
+		rounds = strtol(getenv("CIDER_FUZZ_ROUNDS"), NULL, 0);
 	while ((o = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
 		switch (o) {
 		case 's': cfg.seed = strtoull(optarg, NULL, 0); seed_set = true; break;
