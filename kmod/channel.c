@@ -96,7 +96,9 @@ static void cider_cm_done(struct cider_channel *ch, int status)
 /*
  * The channel failed by itself: it stops accepting work, its owner
  * hears why, and a connect still under way fails with the same reason.
- * Process context (the CM handler).
+ * The owner hears first: a connect waiter woken by the failure must find
+ * its owner already told (an attach says "lost while attaching" only
+ * when its node is lost).  Process context (the CM handler).
  */
 static void cider_channel_fail(struct cider_channel *ch, int reason)
 {
@@ -105,9 +107,9 @@ static void cider_channel_fail(struct cider_channel *ch, int reason)
 	spin_lock_bh(&ch->lock);
 	stopped = cider_channel_set_state(ch, CIDER_CHAN_STOPPED, reason);
 	spin_unlock_bh(&ch->lock);
-	cider_cm_done(ch, reason);
 	if (stopped)
 		ch->ops->error(ch, reason);
+	cider_cm_done(ch, reason);
 }
 
 static void cider_qp_event(struct ib_event *ev, void *ctx)

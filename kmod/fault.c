@@ -22,6 +22,7 @@ static u32 cider_fault_cm_ev_chan;
 static s64 cider_fault_hello_delta;
 static u32 cider_fault_cm_delay_ms;
 static u32 cider_fault_remove_delay_ms;
+static u32 cider_fault_store_delay_ms;
 
 void cider_fault_init(struct dentry *root)
 {
@@ -38,6 +39,7 @@ void cider_fault_init(struct dentry *root)
 	debugfs_create_x64("hello_size_delta", 0600, dir, (u64 *)&cider_fault_hello_delta);
 	debugfs_create_u32("cm_delay_ms", 0600, dir, &cider_fault_cm_delay_ms);
 	debugfs_create_u32("remove_delay_ms", 0600, dir, &cider_fault_remove_delay_ms);
+	debugfs_create_u32("store_delay_ms", 0600, dir, &cider_fault_store_delay_ms);
 }
 
 /* Take one count of @v if any is left. */
@@ -154,6 +156,14 @@ void cider_fault_cm_delay(void)
 void cider_fault_remove_delay(void)
 {
 	u32 ms = READ_ONCE(cider_fault_remove_delay_ms);
+
+	if (unlikely(ms))
+		msleep(ms);
+}
+
+void cider_fault_store_delay(void)
+{
+	u32 ms = READ_ONCE(cider_fault_store_delay_ms);
 
 	if (unlikely(ms))
 		msleep(ms);

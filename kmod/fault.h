@@ -28,11 +28,13 @@
  *   hello_size_delta
  *	added to the region size a memory node's connection hello
  *	announces, as from a node whose hello and superblock disagree
- *   cm_delay_ms, remove_delay_ms
- *	widen two race windows: the CM handler sleeps before it takes the
- *	device's resources for a channel whose address just resolved, and
- *	the ib_client's .remove sleeps after it has stopped every node on
- *	the device, before it checks that nothing uses the device any more
+ *   cm_delay_ms, remove_delay_ms, store_delay_ms
+ *	widen three race windows: the CM handler sleeps before it takes the
+ *	device's resources for a channel whose address just resolved, the
+ *	ib_client's .remove sleeps after it has stopped every node on the
+ *	device, before it checks that nothing uses the device any more, and
+ *	an attach sleeps while it builds the node's KV store (a shard
+ *	allocated, not yet set up), where the node can be lost
  */
 #ifndef _CIDER_FAULT_H
 #define _CIDER_FAULT_H
@@ -53,5 +55,6 @@ void cider_fault_cm_event(struct rdma_cm_id *id, unsigned int index,
 s64 cider_fault_hello_size_delta(void);
 void cider_fault_cm_delay(void);
 void cider_fault_remove_delay(void);
+void cider_fault_store_delay(void);
 
 #endif

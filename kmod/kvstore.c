@@ -11,6 +11,7 @@
 #include <linux/random.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
 
@@ -19,12 +20,21 @@
 #include "core/race.h"
 #include "core/store.h"
 #include "cider_trace.h"
+#include "fault.h"
 #include "kvstore.h"
 #include "mn.h"
 #include "params.h"
 
 #define CIDER_KVS_MAX_SHARDS	16	/* qnode ids: 12 bits of CN = 256 x 16 */
 #define CIDER_KVS_SLOTS		32	/* core clients per shard (local WC: <= 64) */
+/*
+ * Hash store: a running slot holds a block buffer of the store's largest
+ * block (128 KiB for 64 KiB values), DMA-mapped for the store's life.  A
+ * shard runs only as many slots as fit this budget, at least
+ * CIDER_KVS_MIN_SLOTS: 8 for 64 KiB values, all 32 up to 32 KiB blocks.
+ */
+#define CIDER_KVS_BLOCK_BUDGET	SZ_1M
+#define CIDER_KVS_MIN_SLOTS	4
 #define CIDER_KVS_RING		1024	/* freed blocks waiting out the grace period, per class */
 #define CIDER_KVS_PICK_BYTES	64	/* of a key, hashed to choose its shard */
 
@@ -57,6 +67,7 @@ struct cider_kslot {
 	struct list_head run;
 	u8 *key;			/* the key, copied in once */
 	u8 *val;			/* the value in, or a GET's value out */
+	u32 val_cap;			/* bytes at val: grown by the slot's filler */
 	void *blk;			/* hash: the core's block buffer (c->buf), */
 	dma_addr_t blk_dma;		/* mapped on the shard's channel's device */
 };
@@ -117,6 +128,7 @@ struct cider_kvs {
 	unsigned int nr_shards;
 	u32 key_max, val_max;		/* the store's limits: the slots' buffers */
 	u32 blk_len;			/* hash: the largest block; array: 0 */
+	unsigned int nr_slots;		/* slots a shard runs (the block budget) */
 	atomic64_t msgs_lost;		/* to other CNs: no CN-to-CN links yet */
 	struct cider_shard *shards[];
 };
@@ -260,7 +272,10 @@ static void cider_shard_run(struct cider_shard *sh)
 
 			list_del_init(&ks->run);
 			ks->queued = false;
-			if (ks->restart)
+			/* A dead client never runs again: its operation would hang. */
+			if (ks->restart && WARN_ON_ONCE(c->dead))
+				cider_kvs_req_finish(sh, ks, -ENOTCONN);
+			else if (ks->restart)
 				cider_kslot_start(sh, ks, ks->restart);
 			else if (!c->parked)
 				cider_client_resume(c);
@@ -529,12 +544,21 @@ static void cider_kvs_done(void *fab, struct cider_client *c)
 	/*
 	 * PUT is UPDATE, or INSERT when the key is absent; a concurrent
 	 * INSERT or DELETE in between sends it back (a few times at most).
+	 * An attempt aborted after its outcome was settled (the store died
+	 * while it released a lock) wrote nothing, nor did the ones before
+	 * it; its client is dead and would never run the next one.
 	 */
-	if (ks->req->op == CIDER_KV_PUT && ks->attempts < 4 &&
+	if (ks->req->op == CIDER_KV_PUT &&
 	    (c->res == CIDER_RES_NOTFOUND || c->res == CIDER_RES_EXISTS)) {
-		ks->restart = c->res == CIDER_RES_NOTFOUND ? CIDER_INSERT : CIDER_UPDATE;
-		cider_kvs_wake(fab, c);
-		return;
+		if (c->dead) {
+			cider_kvs_req_finish(sh, ks, -ENOTCONN);
+			return;
+		}
+		if (ks->attempts < 4) {
+			ks->restart = c->res == CIDER_RES_NOTFOUND ? CIDER_INSERT : CIDER_UPDATE;
+			cider_kvs_wake(fab, c);
+			return;
+		}
 	}
 	ks->req->got_len = c->got_len;
 	if (c->res == CIDER_RES_FAILED && ks->nomem)
@@ -715,7 +739,7 @@ static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 
 	spin_lock_bh(&sh->lock);
 	dead = cider_shard_dead(sh);
-	for (i = 0; !dead && i < CIDER_KVS_SLOTS; i++) {
+	for (i = 0; !dead && i < sh->kvs->nr_slots; i++) {
 		struct cider_kslot *ks = &sh->slots[i];
 
 		/* A dead client is lost to the shard (its qnodes, its lease). */
@@ -757,9 +781,37 @@ static int cider_shard_claim_wait(struct cider_shard *sh, struct cider_kv_req *r
 	return ret < 0 ? ret : 0;
 }
 
+/*
+ * Room for @r's value in its claimed slot (FILLING: nobody else, not even
+ * a local write-combining batch, can reach the old buffer).  It only
+ * grows, by powers of two from 64 bytes up to the store's limit, so a slot
+ * reallocates at most about a dozen times in its life.
+ */
+static int cider_kslot_val_room(struct cider_kslot *ks, const struct cider_kv_req *r)
+{
+	/* At least 8: the array store's values (val_max >= 8 >= val_len). */
+	u32 want = max_t(u32, r->val_len, 8), need;
+	void *v;
+
+	if (want <= ks->val_cap)
+		return 0;
+	need = min_t(u32, roundup_pow_of_two(max_t(u32, want, 64)), ks->sh->kvs->val_max);
+	v = kvmalloc(need, GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	kvfree(ks->val);
+	ks->val = v;
+	WRITE_ONCE(ks->val_cap, need);	/* debugfs reads it under the lock */
+	return 0;
+}
+
 /* The bytes, once, into the claimed slot (process context, may fault). */
 static int cider_kslot_fill(struct cider_kslot *ks, struct cider_kv_req *r)
 {
+	int ret = cider_kslot_val_room(ks, r);
+
+	if (ret)
+		return ret;
 	if (copy_from_user(ks->key, r->ukey, r->key_len))
 		return -EFAULT;
 	if (r->op != CIDER_KV_GET && r->val_len &&
@@ -823,22 +875,26 @@ static const char *const cider_kslot_state_names[] = {
 
 static void cider_shard_show(struct seq_file *m, struct cider_shard *sh)
 {
+	unsigned long long val_bytes = 0;
 	unsigned int s;
 
 	spin_lock_bh(&sh->lock);
-	seq_printf(m, "shard %u cn %u busy %u dead %d\n", sh->index, sh->cn.id, sh->busy,
-		   cider_shard_dead(sh));
+	for (s = 0; s < CIDER_KVS_SLOTS; s++)
+		val_bytes += READ_ONCE(sh->slots[s].val_cap);
+	seq_printf(m, "shard %u cn %u busy %u dead %d slots %u value_bytes %llu block_bytes %llu\n",
+		   sh->index, sh->cn.id, sh->busy, cider_shard_dead(sh), sh->kvs->nr_slots,
+		   val_bytes, (unsigned long long)sh->kvs->nr_slots * sh->kvs->blk_len);
 	for (s = 0; s < CIDER_KVS_SLOTS; s++) {
 		const struct cider_client *c = &sh->clients[s];
 		const struct cider_kslot *ks = &sh->slots[s];
 
 		if (ks->state == CIDER_KSLOT_FREE)
 			continue;
-		seq_printf(m, "  slot %u %s op %u key %u bytes id %#llx: %s > %s > %s%s%s\n", s,
+		seq_printf(m, "  slot %u %s op %u key %u bytes id %#llx: %s > %s > %s%s%s%s\n", s,
 			   cider_kslot_state_names[ks->state], ks->req->op, ks->req->key_len,
 			   c->key, cider_client_state_name(c), cider_client_sub_state_name(c),
 			   cider_client_leaf_state_name(c), c->parked ? ", parked" : "",
-			   ks->inflight ? ", verbs out" : "");
+			   ks->inflight ? ", verbs out" : "", c->dead ? ", client dead" : "");
 	}
 	for (s = 0; s < CIDER_QNODES_PER_CN; s++) {
 		const struct cider_qnode *q = &sh->cn.q[s];
@@ -868,6 +924,7 @@ static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *s
 	for (i = 0; i < CIDER_KVS_SLOTS; i++) {
 		cst->cas_fail += sh->clients[i].st.cas_fail;
 		cst->coords += sh->clients[i].st.coords;
+		cst->corrupt += sh->clients[i].st.corrupt;
 	}
 	spin_unlock_bh(&sh->lock);
 }
@@ -901,7 +958,7 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 		   t->verbs[CIDER_V_FAA]);
 	seq_printf(m, " updates=%llu cas_fail=%llu pessimistic=%llu combined=%llu installers=%llu",
 		   t->updates, cst.cas_fail, t->pessimistic, t->combined, t->installers);
-	seq_printf(m, " coordinated=%llu\n", cst.coords);
+	seq_printf(m, " coordinated=%llu corrupt_blocks=%llu\n", cst.coords, cst.corrupt);
 	kfree(t);
 }
 
@@ -923,12 +980,16 @@ void cider_kvs_show(struct seq_file *m, struct cider_mn *mn)
 
 /* ---- life of a store ---- */
 
-/* A slot's buffers; the block buffer is mapped by cider_shard_map(). */
+/*
+ * A slot's buffers; the block buffer is mapped by cider_shard_map().  The
+ * value buffer comes with the first operation that needs it
+ * (cider_kslot_val_room()): a store formatted for 64 KiB values would
+ * otherwise cost 2 MiB per shard before anyone stored a byte.
+ */
 static int cider_kslot_alloc(struct cider_kvs *kvs, struct cider_kslot *ks)
 {
 	ks->key = kvmalloc(kvs->key_max, GFP_KERNEL);
-	ks->val = kvmalloc(kvs->val_max, GFP_KERNEL);
-	if (!ks->key || !ks->val)
+	if (!ks->key)
 		return -ENOMEM;
 	if (!kvs->blk_len)
 		return 0;
@@ -946,7 +1007,7 @@ static void cider_shard_unmap(struct cider_shard *sh)
 	dev = sh->dma_dev;
 	sh->dma_dev = NULL;
 	spin_unlock_bh(&sh->lock);
-	for (s = 0; dev && s < CIDER_KVS_SLOTS; s++)
+	for (s = 0; dev && s < sh->kvs->nr_slots; s++)
 		if (sh->slots[s].blk)
 			ib_dma_unmap_single(dev, sh->slots[s].blk_dma, sh->kvs->blk_len,
 					    DMA_BIDIRECTIONAL);
@@ -958,7 +1019,7 @@ static int cider_shard_map(struct cider_shard *sh)
 	struct ib_device *dev = sh->ch->dev;
 	unsigned int s;
 
-	for (s = 0; s < CIDER_KVS_SLOTS && sh->kvs->blk_len; s++) {
+	for (s = 0; s < sh->kvs->nr_slots && sh->kvs->blk_len; s++) {
 		struct cider_kslot *ks = &sh->slots[s];
 
 		ks->blk_dma = ib_dma_map_single(dev, ks->blk, sh->kvs->blk_len,
@@ -999,7 +1060,8 @@ static int cider_shard_init(struct cider_kvs *kvs, struct cider_shard *sh, unsig
 		INIT_LIST_HEAD(&ks->run);
 		hrtimer_init(&ks->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 		ks->timer.function = cider_kslot_timer;
-		ret = cider_kslot_alloc(kvs, ks);
+		/* Slots past the budget never run: no buffers. */
+		ret = s < kvs->nr_slots ? cider_kslot_alloc(kvs, ks) : 0;
 		if (ret)
 			return ret;
 	}
@@ -1027,15 +1089,25 @@ static int cider_kvs_limits(struct cider_kvs *kvs, const struct cider_mn_sb *sb)
 
 	kvs->key_max = sb->max_key_len;
 	kvs->val_max = max_t(u32, sb->max_value_len, 8);
+	kvs->nr_slots = CIDER_KVS_SLOTS;
 	if (sb->index == CIDER_SB_INDEX_ARRAY)
 		return 0;
 	cls = cider_block_class(kvs->key_max, kvs->val_max);
 	if (cls < 0)
 		return -EPROTO;		/* cider_store_check() refuses it first */
 	kvs->blk_len = cider_class_size((u32)cls);
+	kvs->nr_slots = clamp_t(unsigned int, CIDER_KVS_BLOCK_BUDGET / kvs->blk_len,
+				CIDER_KVS_MIN_SLOTS, CIDER_KVS_SLOTS);
 	return 0;
 }
 
+static void cider_kvs_destroy(struct cider_kvs *kvs);
+
+/*
+ * Built whole, then published: the node can be lost while it attaches,
+ * and its kill (cider_kvs_kill(), from a work) must find no store or a
+ * complete one, never shards whose timers are not set up yet.
+ */
 int cider_kvs_create(struct cider_mn *mn)
 {
 	unsigned int i, n = min_t(unsigned int, mn->nr_chans, CIDER_KVS_MAX_SHARDS);
@@ -1048,15 +1120,19 @@ int cider_kvs_create(struct cider_mn *mn)
 	kvs->mn = mn;
 	kvs->nr_shards = n;
 	cider_kvs_cfg(&kvs->cfg, &mn->sb);
-	mn->kvs = kvs;
 	ret = cider_kvs_limits(kvs, &mn->sb);
 	for (i = 0; !ret && i < n; i++) {
 		kvs->shards[i] = kvzalloc(sizeof(*kvs->shards[i]), GFP_KERNEL);
+		cider_fault_store_delay();
 		ret = kvs->shards[i] ? cider_shard_init(kvs, kvs->shards[i], i) : -ENOMEM;
 	}
-	if (ret)
-		cider_kvs_free(mn);
-	return ret;
+	if (ret) {
+		cider_kvs_destroy(kvs);
+		return ret;
+	}
+	/* Pairs with the acquire in kill and unmap: they see it whole. */
+	smp_store_release(&mn->kvs, kvs);
+	return 0;
 }
 
 /* Operations parked on a timer or a message will not be resumed: end them. */
@@ -1079,7 +1155,8 @@ static void cider_shard_kill(struct cider_shard *sh, int reason)
  */
 void cider_kvs_kill(struct cider_mn *mn, int reason)
 {
-	struct cider_kvs *kvs = mn->kvs;
+	/* Pairs with cider_kvs_create()'s release: whole or none. */
+	struct cider_kvs *kvs = smp_load_acquire(&mn->kvs);
 	unsigned int i, s;
 
 	if (!kvs)
@@ -1097,13 +1174,18 @@ void cider_kvs_kill(struct cider_mn *mn, int reason)
  * Teardown, after the kill and with the channels destroyed: no verb can
  * touch a slot's block any more.  Idempotent.
  */
-void cider_kvs_unmap(struct cider_mn *mn)
+static void cider_kvs_unmap_shards(struct cider_kvs *kvs)
 {
-	struct cider_kvs *kvs = mn->kvs;
 	unsigned int i;
 
 	for (i = 0; kvs && i < kvs->nr_shards && kvs->shards[i]; i++)
 		cider_shard_unmap(kvs->shards[i]);
+}
+
+void cider_kvs_unmap(struct cider_mn *mn)
+{
+	/* Pairs with cider_kvs_create()'s release: whole or none. */
+	cider_kvs_unmap_shards(smp_load_acquire(&mn->kvs));
 }
 
 static void cider_shard_free(struct cider_shard *sh)
@@ -1122,20 +1204,24 @@ static void cider_shard_free(struct cider_shard *sh)
 	kvfree(sh);
 }
 
+/* Unmap and free a store: a published one at the end, or a failed create. */
+static void cider_kvs_destroy(struct cider_kvs *kvs)
+{
+	unsigned int i;
+
+	cider_kvs_unmap_shards(kvs);	/* a failed create: the device is still there */
+	for (i = 0; i < kvs->nr_shards && kvs->shards[i]; i++)
+		cider_shard_free(kvs->shards[i]);
+	kfree(kvs);
+}
+
 /*
  * The node's last reference is gone: nobody can submit, and the kill
  * (at teardown) stopped every timer.  Any context.
  */
 void cider_kvs_free(struct cider_mn *mn)
 {
-	struct cider_kvs *kvs = mn->kvs;
-	unsigned int i;
-
-	if (!kvs)
-		return;
-	cider_kvs_unmap(mn);	/* a failed create: the device is still there */
-	for (i = 0; i < kvs->nr_shards && kvs->shards[i]; i++)
-		cider_shard_free(kvs->shards[i]);
-	kfree(kvs);
+	if (mn->kvs)
+		cider_kvs_destroy(mn->kvs);
 	mn->kvs = NULL;
 }

@@ -17,9 +17,10 @@
  * bytes changed between the shard's choice and the copy) is still
  * correct: only combining with the key's other operations is lost.
  *
- * Buffers: every operation slot owns a key and a value buffer and, for
- * the hash index, the core's block buffer, DMA-mapped once when the
- * store is created.  The submitter copies the key and value in once
+ * Buffers: every operation slot owns a key buffer and, for the hash
+ * index, the core's block buffer, DMA-mapped once when the store is
+ * created, and a value buffer its filler grows to the values it carries.
+ * The submitter copies the key and value in once
  * (process context, the slot claimed), a GET's value is copied out from
  * the slot by its submitter; the slot is free again with the request's
  * last reference.

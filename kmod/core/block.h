@@ -62,7 +62,7 @@ int cider_block_seal(void *buf, u32 incarnation, u32 key_len, u32 value_len);
 
 enum cider_block_check {
 	CIDER_BLOCK_OK,
-	CIDER_BLOCK_TORN,	/* lengths or CRC do not add up: retry */
+	CIDER_BLOCK_TORN,	/* lengths or CRC do not add up: reused or corrupt */
 	CIDER_BLOCK_OTHER_KEY,	/* a valid block of another key: retry */
 };
 

@@ -60,6 +60,7 @@ static const struct {
 	[CIDER_OP_EXEC_RELEASE] = { "exec_release", CIDER_CHILD_RELEASE },
 	[CIDER_OP_COORD] = { "coord", CIDER_CHILD_COORD },
 	[CIDER_OP_HOLD_WRITE] = { "hold_write", CIDER_CHILD_WRITE },
+	[CIDER_OP_HOLD_LOCATE] = { "hold_locate", CIDER_CHILD_LOCATE },
 	[CIDER_OP_HOLD_RELEASE] = { "hold_release", CIDER_CHILD_RELEASE },
 	[CIDER_OP_DONE] = { "done", CIDER_CHILD_NONE },
 	[CIDER_OP_DONE_FENCE] = { "done_fence", CIDER_CHILD_FENCE },
@@ -345,6 +346,48 @@ static enum cider_step cider_op_role(struct cider_client *c)
 	return cider_op_goto(c, CIDER_OP_HOLD_WRITE);
 }
 
+/*
+ * A holder's hash slot no longer holds its key: DELETEs and INSERTs of it
+ * ran while it waited.  Releasing and queueing again would wait a whole
+ * queue and likely find the same: the soak found a DELETE of a hot key
+ * starving for seconds that way.  Locate it again under the lock instead.
+ * While the lock is held nobody else can DELETE the key from this slot
+ * (DELETEs are pessimistic), so once found here it stays: one look per
+ * grant.
+ */
+static enum cider_step cider_op_hold_relocate(struct cider_client *c)
+{
+	c->held.paddr = c->paddr;
+	c->held.laddr = c->laddr;
+	c->held.ptr = c->ptr;
+	cider_locate_init(c);
+	return cider_op_goto(c, CIDER_OP_HOLD_LOCATE);
+}
+
+/*
+ * Found in the held slot: write under the lock.  Absent: NOTFOUND (its
+ * READ was made during the operation, under the lock).  Elsewhere, or a
+ * late READ: release the held lock as it was and start over.
+ */
+static enum cider_step cider_op_hold_located(struct cider_client *c)
+{
+	bool here = !c->relocate && c->found && c->laddr == c->held.laddr;
+
+	if (here) {
+		cider_write_init(c);
+		return cider_op_goto(c, CIDER_OP_HOLD_WRITE);
+	}
+	if (!c->relocate && !c->found)
+		c->res = CIDER_RES_NOTFOUND;
+	else
+		c->relocate = true;
+	c->paddr = c->held.paddr;
+	c->laddr = c->held.laddr;
+	c->ptr = c->held.ptr;
+	cider_release_init(c, c->qn->ticket, 1);
+	return cider_op_goto(c, CIDER_OP_HOLD_RELEASE);
+}
+
 /* The result is known: leave the fence, settle the local WC batch. */
 static enum cider_step cider_op_finish(struct cider_client *c)
 {
@@ -429,8 +472,12 @@ static enum cider_step cider_op_back(struct cider_client *c)
 		cider_write_init(c);		/* nobody to combine with */
 		return cider_op_goto(c, CIDER_OP_HOLD_WRITE);
 	case CIDER_OP_HOLD_WRITE:
+		if (c->relocate)
+			return cider_op_hold_relocate(c);
 		cider_release_init(c, c->qn->ticket, 1);
 		return cider_op_goto(c, CIDER_OP_HOLD_RELEASE);
+	case CIDER_OP_HOLD_LOCATE:
+		return cider_op_hold_located(c);
 	case CIDER_OP_HOLD_RELEASE:
 		if (c->relocate)	/* released; the key moved: start over */
 			return cider_op_goto(c, CIDER_OP_AGAIN);

@@ -41,6 +41,7 @@ enum cider_op_state {
 	CIDER_OP_EXEC_RELEASE,	/* executor, child: cider_release of the batch */
 	CIDER_OP_COORD,		/* coordinator, child: cider_coord */
 	CIDER_OP_HOLD_WRITE,	/* holder, child: cider_write */
+	CIDER_OP_HOLD_LOCATE,	/* holder, child: cider_locate (the slot changed) */
 	CIDER_OP_HOLD_RELEASE,	/* holder, child: cider_release */
 	CIDER_OP_DONE,		/* the result is known: leave the fence */
 	CIDER_OP_DONE_FENCE,	/* child: cider_fence, leave */
@@ -52,6 +53,7 @@ struct cider_client_stats {
 	u64 self_grants;	/* lock found by polling the header, not by message */
 	u64 ring_full;		/* enqueues that found the lock's ring full */
 	u64 coords;		/* UPDATEs that waited, then read the queue to combine */
+	u64 corrupt;		/* candidate blocks that failed their checks (skipped) */
 };
 
 struct cider_client {
@@ -85,6 +87,9 @@ struct cider_client {
 	u64 ptr;		/* the data pointer as last known */
 	u64 paddr, laddr;	/* the key's data pointer (slot) and lock entry */
 	u64 caddr;		/* the CAS spinlock's word (lock or INSERT lock) */
+	struct {		/* the slot whose lock it holds while it looks again */
+		u64 paddr, laddr, ptr;
+	} held;
 	u64 t0;			/* when the key was located */
 	bool found;		/* the key was found by cider_locate */
 	bool relocate;		/* hash: the slot changed keys: find it again */

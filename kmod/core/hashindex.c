@@ -141,17 +141,22 @@ static enum cider_step cider_locate_block(struct cider_client *c)
 	enum cider_block_check r;
 
 	r = cider_block_mine(c, cider_class_size(cider_slot_class(w)));
-	/*
-	 * Within the reclamation rule a block cannot be torn; beyond it, it
-	 * may be a reused one: either way, look again.
-	 */
-	if ((!c->fenced && cider_now(c) - c->t0 > cfg_of(c)->grace_ns / 2) ||
-	    r == CIDER_BLOCK_TORN) {
-		c->late += r != CIDER_BLOCK_TORN;
+	/* Read beyond the reclamation rule: it may be a reused block, look again. */
+	if (!c->fenced && cider_now(c) - c->t0 > cfg_of(c)->grace_ns / 2) {
+		c->late++;
 		c->relocate = true;
 		return CIDER_STEP_DONE;
 	}
-	if (r != CIDER_BLOCK_OK) {		/* a fingerprint collision */
+	/*
+	 * Within the rule a block cannot be torn (blocks are written before
+	 * they are linked and freed a grace period after they are unlinked):
+	 * one that fails its checks is corrupt (a raw write, a bad peer), and
+	 * reads the same every time.  Looking again would spin forever on
+	 * it; it is not this key's block, as far as anyone can tell.
+	 */
+	if (r == CIDER_BLOCK_TORN)
+		c->st.corrupt++;
+	if (r != CIDER_BLOCK_OK) {		/* a fingerprint collision, or corrupt */
 		l->ci++;
 		l->state = CIDER_LOCATE_SCAN;
 		return CIDER_STEP_NEXT;

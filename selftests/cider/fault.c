@@ -56,14 +56,20 @@ static void knobs_off(void)
 	knob("hello_size_delta", "0");
 	knob("cm_delay_ms", "0");
 	knob("remove_delay_ms", "0");
+	knob("store_delay_ms", "0");
 	sysfs_write(PARAM_DIR "op_timeout_ms", "10000");
 	sysfs_write(PARAM_DIR "keepalive_ms", "1000");
 }
 
-/* Kernel log records so far that contain @what. */
+/*
+ * Kernel log records so far that contain @what; -1 if the log cannot be
+ * read to its end.  A read returns one whole record, up to 8 KiB once
+ * escaped (the kernel's limit), or fails with EINVAL: the buffer fits
+ * any record, so that no count stops short at a long one.
+ */
 static int kmsg_count(const char *what)
 {
-	char rec[2048];
+	static char rec[8192 + 1];
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK), n = 0;
 	ssize_t len;
 
@@ -78,6 +84,8 @@ static int kmsg_count(const char *what)
 		rec[len] = '\0';
 		n += strstr(rec, what) != NULL;
 	}
+	if (len < 0 && errno != EAGAIN)
+		n = -1;
 	close(fd);
 	return n;
 }
@@ -232,7 +240,11 @@ TEST_F_TIMEOUT(fault, refusal_after_a_posted_read_finishes_the_batch, 60)
 /*
  * ib_post_send() fails at the third WR of a batch after the first two
  * were posted: those two may have executed (-ECOMM), the others did not
- * (the post's error), and the word proves it.
+ * (the post's error), and the word proves it.  The first may also be
+ * reported done (0): if its acknowledgment arrived before the drain, the
+ * drain flushes only the second, whose completion accounts the first
+ * (seen on 6.12's rxe).  Nothing after the second was posted to account
+ * it, so the second is never reported done.
  */
 TEST_F_TIMEOUT(fault, partial_post_reports_every_operation_truthfully, 60)
 {
@@ -248,7 +260,9 @@ TEST_F_TIMEOUT(fault, partial_post_reports_every_operation_truthfully, 60)
 	op[2] = op_faa(self->word, 4);
 	op[3] = op_rw(CIDER_RAW_READ, self->word, &r, 8);
 	EXPECT_EQ(-ECOMM, cider_raw(self->fd, self->at.mn_id, op, 4));
-	EXPECT_EQ(-ECOMM, op[0].result);
+	EXPECT_TRUE(op[0].result == -ECOMM || op[0].result == 0) {
+		TH_LOG("first FAA: %d", op[0].result);
+	}
 	EXPECT_EQ(-ECOMM, op[1].result);
 	EXPECT_EQ(-ENOMEM, op[2].result);
 	EXPECT_EQ(-ENOMEM, op[3].result);
@@ -257,6 +271,8 @@ TEST_F_TIMEOUT(fault, partial_post_reports_every_operation_truthfully, 60)
 	TH_LOG("word after the partial post: %llu", (unsigned long long)v);
 	/* In order: nothing, the first, or both; never the unposted third. */
 	EXPECT_TRUE(v == 0 || v == 1 || v == 3);
+	if (!op[0].result)
+		EXPECT_NE(0, v);	/* reported done: it executed */
 }
 
 /* A continuous io_uring load of single FAAs, reaped to the end. */
@@ -727,6 +743,38 @@ TEST_F_TIMEOUT(fault, channels_follow_online_cpus_and_a_later_cpu_submits, 60)
 	op = op_rw(CIDER_RAW_READ, self->word, &v1, 8);
 	ASSERT_EQ(0, cider_raw(self->fd, at2.mn_id, &op, 1));
 	EXPECT_EQ(v0 + 100, v1);
+	EXPECT_EQ(0, cider_detach(self->fd, at2.mn_id));
+}
+
+/*
+ * The node is lost while its attach builds the KV store (its daemon dies
+ * with a shard allocated, not yet set up): the node's kill runs then and
+ * must find no store or a whole one.  The attach fails, nothing is left
+ * listed, the kernel log has no oops (run-in-vm checks), and the next
+ * attach works.
+ */
+TEST_F_TIMEOUT(fault, node_lost_while_its_store_is_built, 60)
+{
+	struct slow_attach a = { .fd = self->fd };
+	struct cider_attach at2;
+	struct cider_mn_info mi;
+	struct memd dying;
+	pthread_t th;
+
+	NEED();
+	ASSERT_EQ(0, memd_start(&dying, "16M", test_port() + 500));
+	ASSERT_EQ(0, knob("store_delay_ms", "1500"));
+	a.addr = dying.addr;
+	ASSERT_EQ(0, pthread_create(&th, NULL, slow_attach_thread, &a));
+	usleep(700 * 1000);	/* connected and probed under TCG: in the delay */
+	memd_stop(&dying, SIGKILL);
+	pthread_join(th, NULL);
+	knobs_off();
+	TH_LOG("attach: %d after %.3f s", a.ret, a.took);
+	EXPECT_NE(0, a.ret);
+	EXPECT_LT(1.0, a.took) TH_LOG("the attach did not reach the store's delay");
+	EXPECT_EQ(-ENOENT, cider_mn_info(self->fd, self->at.mn_id + 1, &mi));
+	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 4, 5000, &at2));
 	EXPECT_EQ(0, cider_detach(self->fd, at2.mn_id));
 }
 

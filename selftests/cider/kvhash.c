@@ -151,6 +151,95 @@ TEST_F_TIMEOUT(kvhash, every_key_and_value_length_round_trips_through_ioctl, 300
 	ASSERT_EQ(-ENOENT, cider_get(self->n.fd, s, self->key, 100, self->out, &len));
 }
 
+/*
+ * @field summed over the node's shards, from debugfs; -1 if unreadable.
+ * *@nr: how many shards had it.
+ */
+static long long shard_sum(unsigned int mn, const char *field, int *nr)
+{
+	char path[64], line[512], pat[40];
+	long long sum = -1, v;
+	const char *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/cider/mn%u-kv", mn);
+	snprintf(pat, sizeof(pat), " %s ", field);
+	*nr = 0;
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, pat);
+		if (strncmp(line, "shard ", 6) || !p || sscanf(p + strlen(pat), "%lld", &v) != 1)
+			continue;
+		sum = (sum < 0 ? 0 : sum) + v;
+		(*nr)++;
+	}
+	fclose(f);
+	return sum;
+}
+
+static long long value_bytes(unsigned int mn)
+{
+	int nr;
+
+	return shard_sum(mn, "value_bytes", &nr);
+}
+
+/*
+ * A shard of this store (64 KiB values: 128 KiB blocks) runs the slots
+ * that 1 MiB of block buffers allows, 8, and every shard says so; more
+ * operations than slots at once wait for one (io_uring_moves_the_same_bytes
+ * has 28 in flight).
+ */
+TEST_F(kvhash, block_buffers_of_a_shard_stay_within_their_budget)
+{
+	unsigned int s = self->n.at.mn_id;
+	long long slots, bytes;
+	int shards, nr;
+
+	NEED_MN();
+	slots = shard_sum(s, "slots", &shards);
+	ASSERT_LT(0, shards) TH_LOG("no shard line says its slots");
+	EXPECT_EQ(8LL * shards, slots);
+	bytes = shard_sum(s, "block_bytes", &nr);
+	ASSERT_EQ(shards, nr);
+	EXPECT_EQ(8LL * 131072 * shards, bytes);
+}
+
+/*
+ * A slot's value buffer comes with the values it carries: none at attach,
+ * then the next power of two of the largest value (or GET buffer) it saw.
+ * A synchronous caller's next operation may find the previous one's slot
+ * not yet released (its last reference goes after the wakeup), so later
+ * checks allow one more slot's worth.
+ */
+TEST_F(kvhash, value_buffers_grow_with_the_values_they_carry)
+{
+	unsigned int s = self->n.at.mn_id;
+	size_t len;
+
+	NEED_MN();
+	ASSERT_EQ(0, value_bytes(s)) TH_LOG("a fresh attach holds value buffers");
+	fill(self->key, 8, 1);
+	fill(self->val, 100, 2);
+	ASSERT_EQ(0, cider_put(self->n.fd, s, self->key, 8, self->val, 100));
+	EXPECT_EQ(128, value_bytes(s));
+	len = 100;
+	ASSERT_EQ(0, cider_get(self->n.fd, s, self->key, 8, self->out, &len));
+	ASSERT_EQ(100U, len);
+	ASSERT_EQ(0, memcmp(self->val, self->out, 100));
+	EXPECT_GE(256, value_bytes(s)) TH_LOG("a GET that fits grew a buffer");
+	fill(self->val, MAX_VALUE, 3);
+	ASSERT_EQ(0, cider_put(self->n.fd, s, self->key, 8, self->val, MAX_VALUE));
+	EXPECT_LE(MAX_VALUE, value_bytes(s)) TH_LOG("no buffer grew to the value");
+	EXPECT_GE(MAX_VALUE + 256, value_bytes(s)) TH_LOG("buffers beyond the slots these calls used");
+	len = sizeof(self->out);
+	ASSERT_EQ(0, cider_get(self->n.fd, s, self->key, 8, self->out, &len));
+	ASSERT_EQ((size_t)MAX_VALUE, len);
+	ASSERT_EQ(0, memcmp(self->val, self->out, MAX_VALUE));
+}
+
 /* Keys that differ only in their last byte, or only in length, are other keys. */
 TEST_F(kvhash, keys_differing_in_one_byte_or_in_length_are_distinct)
 {

@@ -9,6 +9,7 @@
 
 #include "kselftest_harness.h"
 #include "client.h"
+#include "race.h"
 
 struct fake {
 	struct cider_verb v[CIDER_MAX_VERBS];
@@ -515,6 +516,196 @@ TEST(every_operation_state_has_its_own_name)
 	}
 	c.state = CIDER_OP_NR_STATES;
 	ASSERT_STREQ("?", cider_client_state_name(&c));
+}
+
+/* A hash rig: 4 buckets from 4096, INSERT locks at 8192, locks after them. */
+static struct rig *hash_rig(u8 mode, u8 *blk, const char *key)
+{
+	struct rig *r = rig_new(mode);
+
+	if (!r)
+		return NULL;
+	r->cfg.index = CIDER_INDEX_HASH;
+	r->cfg.nr_buckets = 4;
+	r->cfg.bucket_off = 4096;
+	r->cfg.ilock_off = 8192;
+	r->cfg.lock_off = 16384;
+	r->c.buf = blk;
+	r->c.buf_len = 64;
+	memcpy(r->key, key, 8);
+	return r;
+}
+
+/* The bucket READs are out: slot 0 of the first bucket holds @slot. */
+static void buckets_hold(struct rig *r, u64 slot)
+{
+	memset(r->f.v[0].data, 0, sizeof(r->f.v[0].data));
+	memset(r->f.v[1].data, 0, sizeof(r->f.v[1].data));
+	r->f.v[0].data[0] = slot;
+	complete(r);
+}
+
+/*
+ * A hash SEARCH whose only candidate block fails its checks, read within
+ * the reclamation rule: the block is corrupt (it reads the same every
+ * time), so the search skips it and ends NOTFOUND, counting it, instead
+ * of reading the buckets again forever.
+ */
+TEST(hash_search_skips_a_corrupt_block_instead_of_looking_again)
+{
+	u8 *blk = calloc(1, 64);
+	struct rig *r = hash_rig(CIDER_MODE_OSYNC, blk, "corrupt!");
+	struct cider_hash_loc loc;
+	struct cider_kv_args a = {
+		.op = CIDER_SEARCH, .key_len = 8, .out_len = 8, .opid = 1,
+	};
+
+	ASSERT_TRUE(r != NULL && blk != NULL);
+	a.key = r->key;
+	a.out = r->out;
+	cider_client_start(&r->c, &a);
+	ASSERT_EQ(1U, r->f.posts);
+	ASSERT_EQ(2U, r->f.nv);			/* the key's two buckets */
+	ASSERT_TRUE(states_are(r, "locate", "locate:buckets", ""));
+
+	cider_hash_locate(r->key, 8, r->cfg.nr_buckets, &loc);
+	buckets_hold(r, cider_slot_make(loc.fp, 0, 1, DATA_OFF));
+	ASSERT_EQ(2U, r->f.posts);		/* the candidate's block */
+	ASSERT_EQ(CIDER_V_READ, r->f.v[0].op);
+	ASSERT_EQ(DATA_OFF, r->f.v[0].addr);
+	ASSERT_TRUE(states_are(r, "locate", "locate:block", ""));
+
+	memset(blk, 0xab, 64);			/* lengths and CRC do not add up */
+	complete(r);
+	ASSERT_EQ(2U, r->f.posts) TH_LOG("the corrupt block sent the search round again");
+	ASSERT_EQ(1U, r->f.dones);
+	ASSERT_EQ(CIDER_RES_NOTFOUND, r->c.res);
+	ASSERT_EQ(1U, r->c.st.corrupt);
+	free(blk);
+	free(r);
+}
+
+/*
+ * Drive a DELETE of r->key (slot 0 of its first bucket, version 1) to its
+ * lock, granted at once, and to a CAS that finds the slot at @v2: the key
+ * was deleted and inserted again since it was located.  Returns the
+ * lock's address, or 0 if a step went elsewhere.
+ */
+static u64 delete_finds_its_slot_changed(struct rig *r, u8 *blk, u64 v2)
+{
+	struct cider_kv_args a = {
+		.op = CIDER_DELETE, .key = r->key, .key_len = 8, .opid = 1,
+	};
+	u64 v1 = cider_slot_make(cider_slot_fp(v2), 0, 1, DATA_OFF), laddr;
+
+	if (cider_block_encode(blk, 1, r->key, 8, "v", 1) < 0)
+		return 0;
+	cider_client_start(&r->c, &a);
+	buckets_hold(r, v1);
+	complete(r);				/* its block: found */
+	if (!states_are(r, "acquire", "acquire:faa", ""))
+		return 0;
+	laddr = r->f.v[0].addr;
+	r->f.v[0].old = 0;			/* nobody queued: granted */
+	complete(r);
+	if (!states_are(r, "hold_write", "write:cas", "") || r->f.v[0].arg0 != v1)
+		return 0;
+	r->f.v[0].old = v2;
+	complete(r);
+	return laddr;
+}
+
+/* The slot word the key "hot-key!" has after a DELETE and an INSERT. */
+static u64 hot_key_reinserted(const struct rig *r)
+{
+	struct cider_hash_loc loc;
+
+	cider_hash_locate(r->key, 8, r->cfg.nr_buckets, &loc);
+	return cider_slot_make(loc.fp, 0, 2, DATA_OFF + 64);
+}
+
+/* A DELETE of "hot-key!" holding its slot's lock, the slot changed under it. */
+FIXTURE(held) {
+	u8 *blk;
+	struct rig *r;
+	u64 v2;		/* the key's slot word now */
+	u64 laddr;	/* the lock it holds */
+};
+
+FIXTURE_SETUP(held)
+{
+	self->blk = calloc(1, 64);
+	self->r = hash_rig(CIDER_MODE_MCS, self->blk, "hot-key!");
+	ASSERT_TRUE(self->r != NULL && self->blk != NULL);
+	self->v2 = hot_key_reinserted(self->r);
+	self->laddr = delete_finds_its_slot_changed(self->r, self->blk, self->v2);
+	ASSERT_NE(0U, self->laddr);
+}
+
+FIXTURE_TEARDOWN(held)
+{
+	free(self->blk);
+	free(self->r);
+}
+
+/*
+ * A DELETE granted the lock of the slot it located finds the slot changed.
+ * It locates the key again while holding the lock, finds it in the same
+ * slot, and deletes it: it does not release and queue again (a DELETE of
+ * a hot key starved for seconds that way in the soak).
+ */
+TEST_F(held, a_holder_whose_slot_changed_looks_again_under_the_lock)
+{
+	struct rig *r = self->r;
+	u64 v2 = self->v2;
+
+	ASSERT_TRUE(states_are(r, "hold_locate", "locate:buckets", "")) {
+		TH_LOG("after the changed slot: %s > %s", cider_client_state_name(&r->c),
+		       cider_client_sub_state_name(&r->c));
+	}
+	ASSERT_EQ(0U, r->f.sends);
+	buckets_hold(r, v2);
+	ASSERT_EQ(DATA_OFF + 64, r->f.v[0].addr);
+	complete(r);				/* the same key's block: here */
+	ASSERT_TRUE(states_are(r, "hold_write", "write:cas", ""));
+	ASSERT_EQ(v2, r->f.v[0].arg0);
+	ASSERT_EQ(3U, cider_slot_ver(r->f.v[0].arg1));
+	ASSERT_EQ(0U, cider_slot_off(r->f.v[0].arg1));
+
+	r->f.v[0].old = v2;
+	complete(r);
+	ASSERT_TRUE(states_are(r, "hold_release", "release:posted", ""));
+	ASSERT_EQ(CIDER_V_FAA, r->f.v[0].op);
+	ASSERT_EQ(self->laddr, r->f.v[0].addr);
+	r->f.v[0].old = 1;			/* head 0, size 1: itself only */
+	complete(r);
+	ASSERT_EQ(1U, r->f.dones);
+	ASSERT_EQ(CIDER_RES_OK, r->c.res);
+}
+
+/*
+ * The same, but the key moved to another slot: the held lock (not the new
+ * slot's) is released, and the DELETE starts over on the new slot's lock.
+ */
+TEST_F(held, a_holder_whose_key_moved_releases_its_own_lock_and_starts_over)
+{
+	struct rig *r = self->r;
+	u64 v2 = self->v2;
+
+	ASSERT_TRUE(states_are(r, "hold_locate", "locate:buckets", ""));
+	/* Now in slot 1 of the first bucket; slot 0 is empty. */
+	memset(r->f.v[0].data, 0, sizeof(r->f.v[0].data));
+	memset(r->f.v[1].data, 0, sizeof(r->f.v[1].data));
+	r->f.v[0].data[1] = v2;
+	complete(r);
+	complete(r);				/* its block */
+	ASSERT_TRUE(states_are(r, "hold_release", "release:posted", ""));
+	ASSERT_EQ(CIDER_V_FAA, r->f.v[0].op);
+	ASSERT_EQ(self->laddr, r->f.v[0].addr);
+	r->f.v[0].old = 1;
+	complete(r);
+	ASSERT_EQ(0U, r->f.dones);
+	ASSERT_TRUE(states_are(r, "locate", "locate:buckets", ""));
 }
 
 TEST_HARNESS_MAIN
