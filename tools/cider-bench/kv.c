@@ -87,7 +87,8 @@ void kv_usage(FILE *f)
 "Progress goes to stderr once a second.  Exit status 1 on any error result\n"
 "or corrupt value.  MN verbs per operation, failed CAS per UPDATE, the\n"
 "pessimistic ratio and write combining come from the module's counters in\n"
-"/sys/kernel/debug/cider/mnN (root, debugfs).\n", KV_MAX_THREADS, KV_MAX_DEPTH);
+"/sys/kernel/debug/cider/mnN (root, debugfs); the operations running in the\n"
+"module, and those with verbs at the MN, are sampled from mnN-kv every 20 ms.\n", KV_MAX_THREADS, KV_MAX_DEPTH);
 }
 
 /* ---- keys and values from ids ---- */
@@ -424,8 +425,12 @@ static unsigned long long kv_done(const struct kv_thread *w)
 	return n;
 }
 
-/* Start the threads for one phase, report progress each second, join. */
-static int kv_phase_run(struct kv_thread *w, int phase, double *secs)
+/*
+ * Start the threads for one phase, report progress each second, join.
+ * With @samp, sample the module's slots every 20 ms meanwhile.
+ */
+static int kv_phase_run(struct kv_thread *w, int phase, double *secs, unsigned int mn,
+			struct kv_counters *samp)
 {
 	double t0 = bench_now(), next = t0 + 1, end = t0 + kopt.duration;
 	unsigned long long base = kv_done(w);
@@ -444,6 +449,8 @@ static int kv_phase_run(struct kv_thread *w, int phase, double *secs)
 		if (over)
 			break;
 		usleep(20000);
+		if (samp)
+			kv_sample_slots(mn, samp);
 		if (bench_now() < next)
 			continue;
 		next += 1;
@@ -513,7 +520,7 @@ static void kv_wait_start(void)
 int cmd_kv(int argc, char **argv)
 {
 	struct kv_thread *w = calloc(KV_MAX_THREADS, sizeof(*w));
-	struct kv_counters c0 = { 0 }, c1 = { 0 };
+	struct kv_counters c0 = { 0 }, c1 = { 0 }, samp = { 0 };
 	struct cider_mn_info mi;
 	double secs = 0, psecs = 0;
 	int fd = -1, ret;
@@ -534,7 +541,7 @@ int cmd_kv(int argc, char **argv)
 	if (kv_pick(fd, &mi) || kv_threads_init(w, fd, mi.mn_id))
 		goto out;
 	if (kopt.preload) {
-		ret = kv_phase_run(w, 0, &psecs);
+		ret = kv_phase_run(w, 0, &psecs, mi.mn_id, NULL);
 		if (ret || kv_first_err(w)) {
 			fprintf(stderr, "cider-bench: preload failed: %s\n",
 				cider_kv_strerror(ret ?: kv_first_err(w)));
@@ -546,8 +553,11 @@ int cmd_kv(int argc, char **argv)
 	}
 	kv_wait_start();
 	kv_read_counters(mi.mn_id, &c0);
-	ret = kv_phase_run(w, 1, &secs);
+	ret = kv_phase_run(w, 1, &secs, mi.mn_id, &samp);
 	kv_read_counters(mi.mn_id, &c1);
+	c1.samples = samp.samples;
+	c1.running = samp.running;
+	c1.verbs_out = samp.verbs_out;
 	if (ret) {
 		fprintf(stderr, "cider-bench: kv: %s\n", cider_strerror(ret));
 		ret = 1;

@@ -71,6 +71,8 @@ struct kv_thread {
 struct kv_counters {
 	bool have;
 	unsigned long long ops, verbs[4], updates, cas_fail, pessimistic, combined, installers;
+	/* Sums over samples of the module's slots: running, and of those with verbs out. */
+	unsigned long long samples, running, verbs_out;
 };
 
 int kv_res_class(int res);
@@ -80,6 +82,7 @@ double kv_lat_value(unsigned int bucket);
 void kv_usage(FILE *f);
 int kv_parse(int argc, char **argv);
 void kv_read_counters(unsigned int mn, struct kv_counters *c);
+void kv_sample_slots(unsigned int mn, struct kv_counters *c);
 void kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
 	       const struct kv_counters *c0, const struct kv_counters *c1);
 int kv_first_err(const struct kv_thread *w);

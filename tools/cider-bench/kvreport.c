@@ -194,6 +194,34 @@ void kv_read_counters(unsigned int mn, struct kv_counters *c)
 	fclose(f);
 }
 
+/*
+ * One sample of /sys/kernel/debug/cider/mnN-kv: how many of the module's
+ * slots run an operation, and how many of those have verbs at the MN.
+ * Their means are the concurrency the protocol sees, which the simulator's
+ * clients per CN stand for (always running); the bench's depth counts
+ * operations in flight from user space, including those still on their
+ * way into the module or back out.
+ */
+void kv_sample_slots(unsigned int mn, struct kv_counters *c)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/cider/mn%u-kv", mn);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "  slot ", 7) || !strstr(line, " running op "))
+			continue;
+		c->running++;
+		if (strstr(line, ", verbs out"))
+			c->verbs_out++;
+	}
+	fclose(f);
+	c->samples++;
+}
+
 int kv_first_err(const struct kv_thread *w)
 {
 	unsigned int i;
@@ -328,6 +356,10 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 		       d->combined / u, d->installers ?
 		       (double)(d->combined + d->installers) / d->installers : 0,
 		       d->pessimistic / u, d->ops);
+	if (d->samples)
+		printf(",\"module_in_flight\":{\"running\":%.3f,\"verbs_out\":%.3f,\"samples\":%llu}",
+		       (double)d->running / d->samples, (double)d->verbs_out / d->samples,
+		       d->samples);
 	if (kopt.history)
 		printf(",\"history\":\"%s\"", kopt.history);
 	printf("}\n");
@@ -367,6 +399,10 @@ static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *
 	       d->cas_fail / u, d->combined / u,
 	       d->installers ? (double)(d->combined + d->installers) / d->installers : 0,
 	       d->pessimistic / u);
+	if (d->samples)
+		printf("  in the module (%llu samples): %.2f operations running, %.2f with verbs out\n",
+		       d->samples, (double)d->running / d->samples,
+		       (double)d->verbs_out / d->samples);
 }
 
 void kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
@@ -390,6 +426,9 @@ void kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
 	d.pessimistic = c1->pessimistic - c0->pessimistic;
 	d.combined = c1->combined - c0->combined;
 	d.installers = c1->installers - c0->installers;
+	d.samples = c1->samples;
+	d.running = c1->running;
+	d.verbs_out = c1->verbs_out;
 	if (kopt.theta == 0)
 		snprintf(zipf, sizeof(zipf), kopt.json ? "\"uniform\"" : "uniform");
 	else
