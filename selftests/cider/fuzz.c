@@ -54,7 +54,8 @@
 
 #define REGION_SIZE (16u << 20)
 #define PAGE 4096u
-/* The arena: RW pages (buffers, op arrays), a read-only page, a hole. */
+/* The arena: RW pages (buffers, op arrays), a read-only page, a hole
+ * (PROT_NONE). */
 #define ARENA_RW (CIDER_RAW_MAX_BYTES + 16 * PAGE)
 #define MAX_IDS 16
 /* The KV node: an array store this small keeps the keys hot and shared. */
@@ -181,8 +182,13 @@ static bool is_kv(const char *what)
 
 static void unexpected(struct thread *t, const char *what, long ret, int err)
 {
+	/* Uninjected: the write to the log may need a page and lose the line. */
+	if (t->failing)
+		fi_make_it_fail(0);
 	fprintf(stderr, "# worker %u thread %u: %s returned %ld errno %d (%s)\n",
 		t->w->index, t->index, what, ret, err, strerror(err));
+	if (t->failing)
+		fi_make_it_fail(1);
 	atomic_fetch_add(&t->w->bad, 1);
 }
 
@@ -850,11 +856,31 @@ static void one_call(struct thread *t)
 static double now(void);
 static double t_start;
 
+/*
+ * The fatal-signal handler runs on a stack of its own, touched and locked
+ * before any failure is injected: on the thread's stack, the kernel may
+ * need a new page for the signal frame, an injected failure refuses it,
+ * and the worker dies of a forced SIGSEGV without its handler's line.
+ */
+static void own_signal_stack(void)
+{
+	static const size_t size = 64 * 1024;
+	stack_t ss = { .ss_size = size };
+
+	ss.ss_sp = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ss.ss_sp == MAP_FAILED)
+		return;
+	memset(ss.ss_sp, 0, size);
+	if (mlock(ss.ss_sp, size) || sigaltstack(&ss, NULL))
+		munmap(ss.ss_sp, size);	/* the handler runs where it can */
+}
+
 static void *thread_main(void *arg)
 {
 	struct thread *t = arg;
 	long i;
 
+	own_signal_stack();
 	for (i = 0; !cfg.calls || i < cfg.calls; i++) {
 		if (cfg.seconds && now() - t_start > cfg.seconds)
 			break;
@@ -875,13 +901,43 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
 	char line[160];
 	int n;
 
-	(void)uc;
-	n = snprintf(line, sizeof(line), "# worker pid %d: signal %d, si_code %d, addr %p\n",
-		     getpid(), sig, si->si_code, si->si_addr);
+	/*
+	 * Failures off first: under injection the write below can fail for
+	 * want of a page (a pipe's, a file's), and the line would be lost.
+	 */
+	if (cfg.fault_injection)
+		fi_make_it_fail(0);
+	n = snprintf(line, sizeof(line),
+		     "# worker pid %d tid %d: signal %d, si_code %d, addr %p, ip %#llx\n",
+		     getpid(), gettid(), sig, si->si_code, si->si_addr,
+		     (unsigned long long)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
 	if (n > 0 && write(STDOUT_FILENO, line, n) < 0)
 		n = 0;
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/*
+ * A worker's own pages are in memory before any failure is injected, and
+ * stay there (threads' stacks and later mappings too): otherwise the
+ * first run of a code page (of the fuzzer, libc or liburing, on the
+ * guest's 9p root) reads it in, and an injected failure in that read
+ * ends in SIGBUS, a refused page for a signal frame in SIGSEGV: the
+ * kernel's page-fault rules, not cider.ko's.  Copies to and from user
+ * memory in cider.ko then fail only where the fuzzer points them on
+ * purpose.
+ * CIDER_FUZZ_NO_MLOCK=1 runs without it, to see what that costs.
+ */
+static void resident_worker(void)
+{
+	const char *off = getenv("CIDER_FUZZ_NO_MLOCK");
+
+	if (off && *off == '1')
+		return;
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		/* Not through stdio: its buffer may hold the supervisor's lines. */
+		dprintf(STDOUT_FILENO, "# mlockall: %s (pages may fault in under injection)\n",
+			strerror(errno));
 }
 
 static int worker_main(unsigned int index, uint64_t seed)
@@ -891,17 +947,26 @@ static int worker_main(unsigned int index, uint64_t seed)
 	pthread_t tid[16];
 	unsigned int i, n = cfg.threads > 16 ? 16 : cfg.threads;
 
-	struct sigaction sa = { .sa_sigaction = on_fatal_signal, .sa_flags = SA_SIGINFO };
+	struct sigaction sa = {
+		.sa_sigaction = on_fatal_signal, .sa_flags = SA_SIGINFO | SA_ONSTACK,
+	};
 
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
+	resident_worker();
 	w.arena = mmap(NULL, ARENA_RW + 2 * PAGE, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (w.arena == MAP_FAILED)
 		return 2;
 	memset(w.arena, 0x5a, ARENA_RW + PAGE);
+	/*
+	 * The hole is a PROT_NONE page, not an unmapped one: a later small
+	 * mapping (a thread's io_uring ring, its signal stack) could fill an
+	 * unmapped page, and the pointers meant to fault would have the
+	 * kernel write there instead.
+	 */
 	if (mprotect(w.arena + ARENA_RW, PAGE, PROT_READ) ||
-	    munmap(w.arena + ARENA_RW + PAGE, PAGE))
+	    mprotect(w.arena + ARENA_RW + PAGE, PAGE, PROT_NONE))
 		return 2;
 	atomic_store(&w.fd, open(CIDER_DEV_PATH, O_RDWR));
 	if (atomic_load(&w.fd) < 0)
@@ -943,7 +1008,9 @@ static void usage(FILE *f)
 "0: forever) or until --seconds (checked between calls).  The seed\n"
 "(default: from the clock) is printed: --seed S replays every thread's calls.\n"
 "$CIDER_FUZZ_SEED, $CIDER_FUZZ_CALLS, $CIDER_FUZZ_ROUNDS and $CIDER_FUZZ_SECONDS\n"
-"set the defaults.\n"
+"set the defaults.  Workers lock their memory (mlockall) so that the kernel\n"
+"need not bring pages in for them while their allocations fail on purpose;\n"
+"$CIDER_FUZZ_NO_MLOCK=1 turns that off.\n"
 "With $CIDER_MN_ADDR two cider-memd are started there, so that attach, raw\n"
 "batches and KV commands reach live nodes: a hash store and an array store\n"
 "(256 keys, its mode chosen by the seed).  Where the kernel can inject faults, worker\n"
@@ -1044,6 +1111,15 @@ int main(int argc, char **argv)
 	}
 	cfg.fault_injection = cfg.fail_pct && fi_available() && fi_setup(10) == 0;
 	printf("# fault injection %s\n", cfg.fault_injection ? "on (failslab, fail_page_alloc)" : "off");
+	/* A worker killed by the kernel leaves its registers in the kernel log. */
+	if (cfg.fault_injection) {
+		int pf = open("/proc/sys/kernel/print-fatal-signals", O_WRONLY);
+
+		if (pf >= 0 && write(pf, "1", 1) != 1)
+			printf("# print-fatal-signals: %s\n", strerror(errno));
+		if (pf >= 0)
+			close(pf);
+	}
 	fflush(stdout);	/* before the daemons fork */
 	if (memd_wanted && getenv("CIDER_MN_ADDR")) {
 		if (memd_start(&memd, "16M", 9400 + getpid() % 500)) {
