@@ -146,15 +146,27 @@ static inline int fi_fail_nth_hit(void)
  * thread failing allocations for good (the fuzzer then saw ENOMEM from a
  * GET_INFO it had made without injection).
  */
+static __thread int fi_fail_fd = -1;
+
 static inline int fi_make_it_fail(int on)
 {
-	static __thread int fd = -1;
-
-	if (fd < 0)
-		fd = open("/proc/thread-self/make-it-fail", O_WRONLY);
-	if (fd < 0)
+	if (fi_fail_fd < 0)
+		fi_fail_fd = open("/proc/thread-self/make-it-fail", O_WRONLY);
+	if (fi_fail_fd < 0)
 		return -1;
-	return pwrite(fd, on ? "1" : "0", 1, 0) == 1 ? 0 : -1;
+	return pwrite(fi_fail_fd, on ? "1" : "0", 1, 0) == 1 ? 0 : -1;
+}
+
+/*
+ * In a child after fork(): the inherited file is the parent thread's
+ * (/proc/thread-self named it at open), so the child opens its own.
+ * Call it uninjected.
+ */
+static inline void fi_after_fork(void)
+{
+	if (fi_fail_fd >= 0)
+		close(fi_fail_fd);
+	fi_fail_fd = -1;
 }
 
 #endif

@@ -794,16 +794,14 @@ static void do_fork_and_die(struct thread *t)
 	if (pid < 0)
 		return;
 	if (pid == 0) {
-		struct thread c = { .w = t->w, .rng = child_seed, .index = 100 + t->index };
-		/* Its own file: the inherited descriptor is the parent thread's. */
-		int fd = t->failing ? open("/proc/thread-self/make-it-fail", O_WRONLY) : -1;
+		/* Failing like its parent, so that it too stays uninjected
+		 * where the parent would (io_uring_setup(), its log lines). */
+		struct thread c = { .w = t->w, .rng = child_seed, .index = 100 + t->index,
+				    .failing = t->failing };
 
-		if (fd >= 0) {
-			ssize_t n = write(fd, "1", 1);
-
-			(void)n;	/* uninjected, the child still runs */
-			close(fd);
-		}
+		fi_after_fork();
+		if (c.failing)
+			fi_make_it_fail(1);	/* if that fails, it runs uninjected */
 
 		switch (below(&c.rng, 3)) {
 		case 0: do_uring(&c); break;
