@@ -23,6 +23,7 @@ static s64 cider_fault_hello_delta;
 static u32 cider_fault_cm_delay_ms;
 static u32 cider_fault_remove_delay_ms;
 static u32 cider_fault_store_delay_ms;
+static atomic_t cider_fault_kv_stall_n = ATOMIC_INIT(0);
 
 void cider_fault_init(struct dentry *root)
 {
@@ -40,6 +41,7 @@ void cider_fault_init(struct dentry *root)
 	debugfs_create_u32("cm_delay_ms", 0600, dir, &cider_fault_cm_delay_ms);
 	debugfs_create_u32("remove_delay_ms", 0600, dir, &cider_fault_remove_delay_ms);
 	debugfs_create_u32("store_delay_ms", 0600, dir, &cider_fault_store_delay_ms);
+	debugfs_create_atomic_t("kv_stall", 0600, dir, &cider_fault_kv_stall_n);
 }
 
 /* Take one count of @v if any is left. */
@@ -167,4 +169,9 @@ void cider_fault_store_delay(void)
 
 	if (unlikely(ms))
 		msleep(ms);
+}
+
+bool cider_fault_kv_stall(void)
+{
+	return atomic_read(&cider_fault_kv_stall_n) && cider_fault_take(&cider_fault_kv_stall_n);
 }

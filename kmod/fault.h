@@ -35,6 +35,11 @@
  *	device, before it checks that nothing uses the device any more, and
  *	an attach sleeps while it builds the node's KV store (a shard
  *	allocated, not yet set up), where the node can be lost
+ *   kv_stall
+ *	the next kv_stall verb batches a KV store's core asks to post are
+ *	dropped, neither posted nor failed, as a lost wake-up or a lost
+ *	completion would leave them: only the operation's bound
+ *	(kvstore.c) ends such an operation
  */
 #ifndef _CIDER_FAULT_H
 #define _CIDER_FAULT_H
@@ -56,5 +61,6 @@ s64 cider_fault_hello_size_delta(void);
 void cider_fault_cm_delay(void);
 void cider_fault_remove_delay(void);
 void cider_fault_store_delay(void);
+bool cider_fault_kv_stall(void);
 
 #endif

@@ -131,6 +131,26 @@ static void cider_kv_wake(struct cider_kv_req *r)
 	complete(&r->done);
 }
 
+/*
+ * The store ends a running operation by its bound (kvstore.c), so this
+ * wait ends by then; a second of slack for the timer's softirq.  Should
+ * the store ever fail to, the caller still gets an answer, and the
+ * warning names the bug.  A fatal signal ends the wait early; the
+ * operation finishes on the store's reference.
+ */
+static int cider_kv_wait(struct cider_kv_req *r)
+{
+	unsigned long bound = msecs_to_jiffies(cider_kvs_bound_ms(r->mn) + MSEC_PER_SEC);
+	long left = wait_for_completion_killable_timeout(&r->done, bound);
+
+	if (left < 0)
+		return -EINTR;
+	if (WARN_ONCE(!left, "cider: KV op %u outlived its bound of %llu ms\n", r->op,
+		      cider_kvs_bound_ms(r->mn)))
+		return -ETIMEDOUT;
+	return 0;
+}
+
 long cider_ioctl_kv(void __user *uarg)
 {
 	struct cider_kv_cmd __user *ucmd = uarg;
@@ -148,15 +168,9 @@ long cider_ioctl_kv(void __user *uarg)
 	ret = cider_kvs_submit(r->mn, r, false);
 	if (ret)
 		goto out;
-	/*
-	 * Bounded: the node's watchdog ends verbs after op_timeout_ms and
-	 * the lease ends waits for a lock.  A fatal signal ends the wait;
-	 * the operation finishes on the store's reference.
-	 */
-	if (wait_for_completion_killable(&r->done)) {
-		ret = -EINTR;
+	ret = cider_kv_wait(r);
+	if (ret)
 		goto out;
-	}
 	ret = cider_kv_result(r, &len);
 	if (ret == -ERANGE && put_user(len, &ucmd->value_len))
 		ret = -EFAULT;

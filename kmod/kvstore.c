@@ -53,8 +53,12 @@ struct cider_kslot {
 	struct cider_shard *sh;
 	struct cider_kv_req *req;	/* from FILLING to the request's last put */
 	u8 state;			/* enum cider_kslot_state */
-	struct hrtimer timer;
+	struct hrtimer timer;		/* the core's, and the no-memory retry */
 	u32 token;
+	struct hrtimer deadline;	/* the operation's bound: cider_kvs_bound_ns() */
+	u64 ends_at;			/* ns: when it is reached */
+	bool expired;			/* the bound ended the operation */
+	u64 died_at;			/* ns: its client died (revived a lease later) */
 	struct cider_verb *v;		/* the batch the core posted */
 	unsigned int nv;
 	bool inflight;			/* that batch is with the data path */
@@ -90,6 +94,8 @@ struct cider_kvs_stats {
 	u64 combined;			/* acknowledged, covered by another's write */
 	u64 installers;			/* writes that covered others */
 	u32 wc_seen[64];		/* recent installers (opid + 1), by opid */
+	u64 expired;			/* operations ended by their bound */
+	u64 revived;			/* dead clients given back to the shard */
 };
 
 /* A message for this shard's own agent, delivered after the sender returns. */
@@ -195,6 +201,11 @@ static unsigned int cider_kvs_res(int result)
 	}
 }
 
+static struct cider_client *cider_kslot_client(struct cider_kslot *ks)
+{
+	return &ks->sh->clients[ks - ks->sh->slots];
+}
+
 /* The operation ended: its result waits in the slot for its submitter. */
 static void cider_kvs_req_finish(struct cider_shard *sh, struct cider_kslot *ks, int result)
 {
@@ -203,8 +214,11 @@ static void cider_kvs_req_finish(struct cider_shard *sh, struct cider_kslot *ks,
 	sh->stats.ops[r->op][cider_kvs_res(result)]++;
 	r->result = result;
 	ks->state = CIDER_KSLOT_DONE;
-	ks->inflight = false;
 	ks->restart = 0;
+	/* Not waited for: this may be the deadline's own callback. */
+	hrtimer_try_to_cancel(&ks->deadline);
+	if (cider_kslot_client(ks)->dead && !ks->died_at)
+		ks->died_at = ktime_get_ns();
 	list_add_tail(&r->node, &sh->finished);
 }
 
@@ -236,11 +250,6 @@ static void cider_shard_flush(struct cider_shard *sh)
 		list_del_init(&r->node);
 		cider_kv_req_put(r);
 	}
-}
-
-static struct cider_client *cider_kslot_client(struct cider_kslot *ks)
-{
-	return &ks->sh->clients[ks - ks->sh->slots];
 }
 
 /* Run core operation @op on the slot's bytes. */
@@ -451,6 +460,8 @@ static void cider_kvs_post(void *fab, struct cider_client *c, struct cider_verb 
 		cider_kvs_wake(sh, c);
 		return;
 	}
+	if (cider_fault_kv_stall())
+		return;		/* lost on purpose: only the bound ends it */
 	cider_kslot_post(sh, ks);
 }
 
@@ -551,7 +562,7 @@ static void cider_kvs_done(void *fab, struct cider_client *c)
 	if (ks->req->op == CIDER_KV_PUT &&
 	    (c->res == CIDER_RES_NOTFOUND || c->res == CIDER_RES_EXISTS)) {
 		if (c->dead) {
-			cider_kvs_req_finish(sh, ks, -ENOTCONN);
+			cider_kvs_req_finish(sh, ks, ks->expired ? -ETIMEDOUT : -ENOTCONN);
 			return;
 		}
 		if (ks->attempts < 4) {
@@ -561,7 +572,10 @@ static void cider_kvs_done(void *fab, struct cider_client *c)
 		}
 	}
 	ks->req->got_len = c->got_len;
-	if (c->res == CIDER_RES_FAILED && ks->nomem)
+	/* Nothing it did took effect: say why it did not happen. */
+	if (c->res == CIDER_RES_FAILED && ks->expired)
+		ret = -ETIMEDOUT;
+	else if (c->res == CIDER_RES_FAILED && ks->nomem)
 		ret = -ENOMEM;
 	else
 		ret = c->res < CIDER_RES_NR ? cider_kvs_errno[c->res] : -EIO;
@@ -681,6 +695,67 @@ static enum hrtimer_restart cider_kslot_timer(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * The bound of every KV operation, from the moment it starts to run: two
+ * verb timeouts (a batch overdue for op_timeout_ms declares the node lost,
+ * whose kill ends the operation; twice leaves room for the watchdog's
+ * period and the kill's drain) and ten leases (a lock wait ends by
+ * handover, by the holder's release or, when the holder is dead, by the
+ * lease; the simulator's bound for the protocol under contention).
+ * Documentation/kv.rst states it.
+ */
+static u64 cider_kvs_bound_ns(const struct cider_kvs *kvs)
+{
+	return 2ULL * READ_ONCE(cider_op_timeout_ms) * NSEC_PER_MSEC + 10 * kvs->cfg.lease_ns;
+}
+
+u64 cider_kvs_bound_ms(struct cider_mn *mn)
+{
+	return mn->kvs ? div_u64(cider_kvs_bound_ns(mn->kvs), NSEC_PER_MSEC) : 0;
+}
+
+/*
+ * An operation past its bound is a bug somewhere (a lost completion, wake
+ * or message; a wait the protocol failed to bound): it ends now, with
+ * -ETIMEDOUT if nothing it did can have taken effect, else -ECOMM, and
+ * the log says where its machine stood.  Its client dies; the shard gets
+ * it back a lease later (cider_kslot_revive()).
+ */
+static void cider_kslot_expire(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	struct cider_client *c = cider_kslot_client(ks);
+
+	sh->stats.expired++;
+	pr_warn_ratelimited("mn%u shard %u slot %u: KV op %u past its bound of %llu ms, ended: %s > %s > %s%s%s%s%s\n",
+			    sh->kvs->mn->id, sh->index, (unsigned int)(ks - sh->slots),
+			    ks->req->op, div_u64(cider_kvs_bound_ns(sh->kvs), NSEC_PER_MSEC),
+			    cider_client_state_name(c), cider_client_sub_state_name(c),
+			    cider_client_leaf_state_name(c), c->parked ? ", parked" : "",
+			    ks->inflight ? ", verbs out" : "",
+			    ks->restart ? ", between attempts" : "",
+			    c->dead ? ", client dead" : "");
+	ks->expired = true;
+	ks->repost = false;
+	/* Between a PUT's attempts, or a client that lost its operation. */
+	if (ks->restart || !c->busy || c->dead)
+		cider_kvs_req_finish(sh, ks, -ETIMEDOUT);
+	else
+		cider_client_abort(c);	/* ->done ends the request */
+}
+
+static enum hrtimer_restart cider_kslot_deadline(struct hrtimer *t)
+{
+	struct cider_kslot *ks = container_of(t, struct cider_kslot, deadline);
+	struct cider_shard *sh = ks->sh;
+
+	spin_lock_bh(&sh->lock);
+	/* Not a later operation of the slot: a stale callback sees its bound ahead. */
+	if (ks->state == CIDER_KSLOT_RUNNING && ktime_get_ns() >= ks->ends_at)
+		cider_kslot_expire(sh, ks);
+	cider_shard_flush(sh);
+	return HRTIMER_NORESTART;
+}
+
 /* ---- requests ---- */
 
 /* The request's last reference: its slot is free again. */
@@ -731,6 +806,26 @@ static int cider_kvs_pick(struct cider_kvs *kvs, struct cider_kv_req *r,
 	return 0;
 }
 
+/*
+ * A free slot whose client died (its operation failed or was ended by its
+ * bound): its client comes back as a new incarnation once nothing of the
+ * old one can act, no verb out (the caller checked) and a lease since it
+ * died, so that the shard keeps its capacity.
+ */
+static bool cider_kslot_revive(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	struct cider_client *c = cider_kslot_client(ks);
+	u64 now = ktime_get_ns();
+
+	if (!ks->died_at)
+		ks->died_at = now;	/* never seen dead before: from now */
+	if (now - ks->died_at < sh->kvs->cfg.lease_ns || !cider_client_revive(c))
+		return false;
+	ks->died_at = 0;
+	sh->stats.revived++;
+	return true;
+}
+
 /* A free slot, claimed for @r (FILLING): 1, 0 none free, -ENOTCONN store dead. */
 static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 {
@@ -742,8 +837,9 @@ static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 	for (i = 0; !dead && i < sh->kvs->nr_slots; i++) {
 		struct cider_kslot *ks = &sh->slots[i];
 
-		/* A dead client is lost to the shard (its qnodes, its lease). */
-		if (ks->state != CIDER_KSLOT_FREE || sh->clients[i].dead || ks->inflight)
+		if (ks->state != CIDER_KSLOT_FREE || ks->inflight)
+			continue;
+		if (sh->clients[i].dead && !cider_kslot_revive(sh, ks))
 			continue;
 		ks->state = CIDER_KSLOT_FILLING;
 		ks->req = r;
@@ -763,21 +859,30 @@ static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 	return dead ? -ENOTCONN : r->ks ? 1 : 0;
 }
 
-/* Wait (bounded, killable) for a slot unless @nowait: 0 or -errno. */
+/*
+ * Wait (bounded, killable) for a slot unless @nowait: 0 or -errno.  A
+ * freed slot wakes the waiters; a dead client becomes usable a lease
+ * after it died with nobody to say so, hence a look every lease.
+ */
 static int cider_shard_claim_wait(struct cider_shard *sh, struct cider_kv_req *r, bool nowait)
 {
-	long left;
+	unsigned long end = jiffies + msecs_to_jiffies(READ_ONCE(cider_op_timeout_ms));
+	long slice = max_t(long, 1, nsecs_to_jiffies(sh->kvs->cfg.lease_ns));
 	int ret = cider_shard_claim(sh, r);
 
 	if (ret || nowait)
 		return ret < 0 ? ret : ret ? 0 : -EAGAIN;
-	left = wait_event_killable_timeout(sh->slot_wait,
-					   (ret = cider_shard_claim(sh, r)) != 0,
-					   msecs_to_jiffies(READ_ONCE(cider_op_timeout_ms)));
-	if (left < 0)
-		return -EINTR;
-	if (!left)
-		return -EAGAIN;
+	while (!ret) {
+		long left = (long)(end - jiffies);
+
+		if (left <= 0)
+			return -EAGAIN;
+		left = wait_event_killable_timeout(sh->slot_wait,
+						   (ret = cider_shard_claim(sh, r)) != 0,
+						   min(left, slice));
+		if (left < 0)
+			return -EINTR;
+	}
 	return ret < 0 ? ret : 0;
 }
 
@@ -842,6 +947,9 @@ static int cider_kslot_run(struct cider_kslot *ks, struct cider_kv_req *r, int f
 	}
 	ks->state = CIDER_KSLOT_RUNNING;
 	refcount_inc(&r->ref);		/* the store's, until it completes */
+	ks->expired = false;
+	ks->ends_at = ktime_get_ns() + cider_kvs_bound_ns(sh->kvs);
+	hrtimer_start(&ks->deadline, ns_to_ktime(ks->ends_at), HRTIMER_MODE_ABS_SOFT);
 	cider_kslot_start(sh, ks, cider_kvs_core_op[r->op]);
 	cider_shard_flush(sh);
 	return 0;
@@ -921,6 +1029,8 @@ static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *s
 	t->pessimistic += sh->stats.pessimistic;
 	t->combined += sh->stats.combined;
 	t->installers += sh->stats.installers;
+	t->expired += sh->stats.expired;
+	t->revived += sh->stats.revived;
 	for (i = 0; i < CIDER_KVS_SLOTS; i++) {
 		cst->cas_fail += sh->clients[i].st.cas_fail;
 		cst->coords += sh->clients[i].st.coords;
@@ -958,7 +1068,8 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 		   t->verbs[CIDER_V_FAA]);
 	seq_printf(m, " updates=%llu cas_fail=%llu pessimistic=%llu combined=%llu installers=%llu",
 		   t->updates, cst.cas_fail, t->pessimistic, t->combined, t->installers);
-	seq_printf(m, " coordinated=%llu corrupt_blocks=%llu\n", cst.coords, cst.corrupt);
+	seq_printf(m, " coordinated=%llu corrupt_blocks=%llu expired=%llu revived=%llu\n",
+		   cst.coords, cst.corrupt, t->expired, t->revived);
 	kfree(t);
 }
 
@@ -1060,6 +1171,8 @@ static int cider_shard_init(struct cider_kvs *kvs, struct cider_shard *sh, unsig
 		INIT_LIST_HEAD(&ks->run);
 		hrtimer_init(&ks->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 		ks->timer.function = cider_kslot_timer;
+		hrtimer_init(&ks->deadline, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+		ks->deadline.function = cider_kslot_deadline;
 		/* Slots past the budget never run: no buffers. */
 		ret = s < kvs->nr_slots ? cider_kslot_alloc(kvs, ks) : 0;
 		if (ret)
@@ -1164,8 +1277,15 @@ void cider_kvs_kill(struct cider_mn *mn, int reason)
 	atomic_cmpxchg(&kvs->dead, 0, reason);
 	for (i = 0; i < kvs->nr_shards && kvs->shards[i]; i++) {
 		cider_shard_kill(kvs->shards[i], reason);
-		for (s = 0; s < CIDER_KVS_SLOTS; s++)
+		/*
+		 * Run from the kill work after the channels drained, or at
+		 * teardown once they are gone: every batch came back, so every
+		 * operation has ended and no bound is still needed.
+		 */
+		for (s = 0; s < CIDER_KVS_SLOTS; s++) {
 			hrtimer_cancel(&kvs->shards[i]->slots[s].timer);
+			hrtimer_cancel(&kvs->shards[i]->slots[s].deadline);
+		}
 		wake_up_all(&kvs->shards[i]->slot_wait);
 	}
 }

@@ -80,6 +80,8 @@ int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait);
 int cider_kv_req_copy_value(struct cider_kv_req *r);
 
 void cider_kv_req_put(struct cider_kv_req *r);
+/* The longest a running operation of @mn's store lasts (kv.rst); 0 without one. */
+u64 cider_kvs_bound_ms(struct cider_mn *mn);
 /* Teardown, before the device goes: the slots' buffers are unmapped. */
 void cider_kvs_unmap(struct cider_mn *mn);
 

@@ -664,6 +664,28 @@ void cider_client_abort(struct cider_client *c)
 	cider_client_end(c, res);
 }
 
+bool cider_client_revive(struct cider_client *c)
+{
+	if (!c->dead)
+		return true;
+	if (cider_lwc_names(c))
+		return false;
+	if (c->qn) {
+		/* Whatever it was in the queue, the lease has recovered it. */
+		c->qn->state = CIDER_Q_ABANDONED;
+		cider_qnode_owner_done(c->qn);
+		c->qn = NULL;
+	}
+	c->lw = NULL;
+	c->lw_member = false;
+	c->busy = false;
+	c->parked = false;
+	c->token++;		/* a timer of the old incarnation is stale */
+	c->timer_fired = false;
+	c->dead = false;
+	return true;
+}
+
 /* The CN's lock agent: a message from another CN's. */
 void cider_cn_on_msg(struct cider_cn *cn, const struct cider_msg *m)
 {

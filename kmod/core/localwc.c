@@ -182,3 +182,18 @@ struct cider_lwc_wake cider_lwc_finish(struct cider_client *c)
 	wake.next = 1ULL << p;
 	return wake;
 }
+
+bool cider_lwc_names(const struct cider_client *c)
+{
+	const struct cider_cn *cn = c->cn;
+	u64 bit = 1ULL << c->index;
+	u32 i;
+
+	for (i = 0; i < cn->nr_lwc; i++) {
+		const struct cider_lwc *lw = &cn->lwc[i];
+
+		if (lw->key && (lw->combiner == (s32)c->index || ((lw->cur | lw->next) & bit)))
+			return true;
+	}
+	return false;
+}

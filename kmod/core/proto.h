@@ -175,6 +175,17 @@ void cider_client_crash(struct cider_client *c);
  * CIDER_RES_FAILED.
  */
 void cider_client_abort(struct cider_client *c);
+/*
+ * A dead client comes back as a new incarnation, once the fabric knows
+ * that nothing of its last operation can still act: none of its verbs is
+ * out, and a lease has passed since it died (any lock it held has been
+ * recovered by the others, or can be by the next one who waits for it).
+ * Its queue node, if any, is given up (messages for it are dropped, as
+ * for an abandoned one).  Returns false while a local write-combining
+ * batch still names it (its combiner has not settled it yet): ask again
+ * later.
+ */
+bool cider_client_revive(struct cider_client *c);
 
 static inline u64 cider_ptr_addr(const struct cider_cfg *cfg, u64 key)
 {

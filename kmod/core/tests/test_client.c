@@ -361,6 +361,65 @@ TEST(an_aborted_queued_update_is_unknown)
 	free(r);
 }
 
+/* An aborted waiter, revived: its old queue node is gone, it runs again. */
+TEST(a_revived_client_drops_its_old_queue_node_and_runs_again)
+{
+	struct rig *r = rig_new(CIDER_MODE_MCS);
+	struct cider_msg m = { .type = CIDER_MSG_HANDOVER, .laddr = 8192 + 3 * 48, .ticket = 10 };
+	u32 posts;
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = cider_word(1, DATA_OFF + 4096);
+	complete(r);
+	r->f.v[0].old = 9ULL << 32 | 1;		/* ticket 10, one ahead */
+	complete(r);
+	r->f.v[1].data[0] = 9ULL << 32 | 2;
+	complete(r);
+	ASSERT_TRUE(r->c.parked);
+	m.to_slot = cider_qid_slot(r->c.qn->id);
+	cider_client_abort(&r->c);
+	ASSERT_TRUE(r->c.dead);
+	ASSERT_TRUE(r->c.qn != NULL);		/* the crash leaves it queued */
+
+	ASSERT_TRUE(cider_client_revive(&r->c));
+	ASSERT_FALSE(r->c.dead);
+	ASSERT_TRUE(r->c.qn == NULL);
+	ASSERT_EQ(0U, r->cn.q[m.to_slot].id);
+	/* The old ticket's handover finds nobody: dropped, nobody woken. */
+	cider_cn_on_msg(&r->cn, &m);
+	ASSERT_EQ(0U, r->f.wakes);
+	ASSERT_EQ(1U, r->cn.msgs_dropped);
+
+	posts = r->f.posts;
+	start(r, CIDER_SEARCH, 3, 0, 2);
+	ASSERT_EQ(posts + 1, r->f.posts);	/* the new incarnation's first READ */
+	ASSERT_TRUE(r->c.busy);
+	free(r);
+}
+
+/* A dead member comes back only once its batch's combiner settled it. */
+TEST(a_dead_member_of_a_local_batch_is_revived_only_once_settled)
+{
+	struct rig *r = rig_new(CIDER_MODE_CIDER);
+
+	ASSERT_TRUE(r != NULL);
+	r->c.dead = true;
+	r->lwc[0] = (struct cider_lwc){ .key = 4, .combiner = 5, .open = true, .cur = 1 };
+	ASSERT_FALSE(cider_client_revive(&r->c));
+	ASSERT_TRUE(r->c.dead);
+	r->lwc[0].cur = 0;
+	r->lwc[0].next = 1;
+	ASSERT_FALSE(cider_client_revive(&r->c));
+	r->lwc[0].next = 0;
+	r->lwc[0].combiner = 0;			/* its own batch */
+	ASSERT_FALSE(cider_client_revive(&r->c));
+	r->lwc[0].key = 0;			/* settled: the entry is free */
+	ASSERT_TRUE(cider_client_revive(&r->c));
+	ASSERT_FALSE(r->c.dead);
+	free(r);
+}
+
 TEST(a_waiter_whose_turn_came_before_its_entry_takes_the_lock_itself)
 {
 	struct rig *r = rig_new(CIDER_MODE_MCS);
