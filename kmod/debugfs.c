@@ -105,6 +105,13 @@ static int cider_mn_kv_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(cider_mn_kv);
 
+static int cider_kv_reqs_file_show(struct seq_file *m, void *unused)
+{
+	cider_kv_reqs_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(cider_kv_reqs_file);
+
 void cider_debugfs_add_mn(struct cider_mn *mn)
 {
 	char name[16];
@@ -129,6 +136,7 @@ void cider_debugfs_remove_mn(struct cider_mn *mn)
 void cider_debugfs_init(void)
 {
 	cider_debugfs_root = debugfs_create_dir("cider", NULL);
+	debugfs_create_file("requests", 0400, cider_debugfs_root, NULL, &cider_kv_reqs_file_fops);
 	cider_fault_init(cider_debugfs_root);
 }
 

@@ -98,6 +98,7 @@ static struct cider_kv_req *cider_kv_build(const struct cider_kv_cmd *cmd)
 	refcount_set(&r->ref, 1);
 	init_completion(&r->done);
 	INIT_LIST_HEAD(&r->node);
+	cider_kv_req_track(r);
 	r->store = cmd->store;
 	r->mn = cider_mn_get(cmd->store);
 	ret = r->mn ? cider_kv_fill(r, cmd) : -ENXIO;

@@ -771,10 +771,25 @@ static void cider_kslot_release(struct cider_kslot *ks)
 	wake_up(&sh->slot_wait);
 }
 
+/* Every KV request alive; taken with _bh (the last put may be in softirq). */
+static LIST_HEAD(cider_kv_reqs);
+static DEFINE_SPINLOCK(cider_kv_reqs_lock);
+
+void cider_kv_req_track(struct cider_kv_req *r)
+{
+	r->born = ktime_get_ns();
+	spin_lock_bh(&cider_kv_reqs_lock);
+	list_add_tail(&r->live, &cider_kv_reqs);
+	spin_unlock_bh(&cider_kv_reqs_lock);
+}
+
 void cider_kv_req_put(struct cider_kv_req *r)
 {
 	if (!refcount_dec_and_test(&r->ref))
 		return;
+	spin_lock_bh(&cider_kv_reqs_lock);
+	list_del(&r->live);
+	spin_unlock_bh(&cider_kv_reqs_lock);
 	if (r->ks)
 		cider_kslot_release(r->ks);
 	if (r->mn)
@@ -1071,6 +1086,41 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 	seq_printf(m, " coordinated=%llu corrupt_blocks=%llu expired=%llu revived=%llu\n",
 		   cst.coords, cst.corrupt, t->expired, t->revived);
 	kfree(t);
+}
+
+/* One request: its node, and its slot's and machine's state (shard lock). */
+static void cider_kv_req_show(struct seq_file *m, struct cider_kv_req *r, u64 now)
+{
+	struct cider_kslot *ks = r->ks;
+	struct cider_shard *sh = ks ? ks->sh : NULL;
+	struct cider_client *c;
+
+	seq_printf(m, "req mn%u%s op %u age %llu ms refs %u result %d", r->store,
+		   r->mn ? (cider_mn_listed(r->mn) ? "" : " (unlisted)") : " (none)", r->op,
+		   div_u64(now - r->born, NSEC_PER_MSEC), refcount_read(&r->ref), r->result);
+	if (!sh) {
+		seq_puts(m, " no slot\n");
+		return;
+	}
+	c = cider_kslot_client(ks);
+	spin_lock_bh(&sh->lock);
+	seq_printf(m, " shard %u slot %u %s: %s > %s > %s%s%s%s\n", sh->index,
+		   (unsigned int)(ks - sh->slots), cider_kslot_state_names[ks->state],
+		   cider_client_state_name(c), cider_client_sub_state_name(c),
+		   cider_client_leaf_state_name(c), c->parked ? ", parked" : "",
+		   ks->inflight ? ", verbs out" : "", c->dead ? ", client dead" : "");
+	spin_unlock_bh(&sh->lock);
+}
+
+void cider_kv_reqs_show(struct seq_file *m)
+{
+	u64 now = ktime_get_ns();
+	struct cider_kv_req *r;
+
+	spin_lock_bh(&cider_kv_reqs_lock);
+	list_for_each_entry(r, &cider_kv_reqs, live)
+		cider_kv_req_show(m, r, now);
+	spin_unlock_bh(&cider_kv_reqs_lock);
 }
 
 /* debugfs: every operation under way and every queue node, by state. */

@@ -37,6 +37,7 @@
 
 struct cider_mn;
 struct cider_kvs;
+struct seq_file;
 struct cider_kslot;
 
 /* One KV operation on its way through a store. */
@@ -56,6 +57,8 @@ struct cider_kv_req {
 	struct list_head node;		/* the shard's finished list */
 	struct cider_uring_link ulink;	/* io_uring: the command */
 	u32 store;
+	struct list_head live;		/* cider_kv_reqs: from built to freed */
+	u64 born;			/* ns, when built */
 };
 
 /* At attach, once the superblock is read: 0 or -ENOMEM. */
@@ -79,13 +82,20 @@ int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait);
  */
 int cider_kv_req_copy_value(struct cider_kv_req *r);
 
+/*
+ * Every request is listed from when it is built until freed, whatever
+ * its node's state: debugfs "requests" shows them all (a node's own
+ * files go at detach, or were never made).
+ */
+void cider_kv_req_track(struct cider_kv_req *r);
 void cider_kv_req_put(struct cider_kv_req *r);
+/* debugfs: every KV request alive, its node, age, slot and machine. */
+void cider_kv_reqs_show(struct seq_file *m);
 /* The longest a running operation of @mn's store lasts (kv.rst); 0 without one. */
 u64 cider_kvs_bound_ms(struct cider_mn *mn);
 /* Teardown, before the device goes: the slots' buffers are unmapped. */
 void cider_kvs_unmap(struct cider_mn *mn);
 
-struct seq_file;
 /* debugfs: the operations under way and the queue nodes, by state name. */
 void cider_kvs_show(struct seq_file *m, struct cider_mn *mn);
 /* debugfs: the store's counters as one "kv k=v ..." line (none without a store). */

@@ -25,6 +25,7 @@
 #include "cider.h"
 #include "cider-uring.h"
 #include "memd.h"
+#include "sysfs.h"
 
 #define KEYS 256
 
@@ -720,19 +721,6 @@ TEST_F_TIMEOUT(kv, a_process_killed_mid_load_leaves_nothing_held, 180)
 	}
 }
 
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n, got = 0;
-
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf + got, len - 1 - got)) > 0)
-		got += n;
-	close(fd);
-	buf[got] = '\0';
-	return 0;
-}
 
 static int write_file(const char *path, const char *s)
 {
@@ -788,21 +776,6 @@ TEST_F(kv, debugfs_and_the_lock_tracepoint_show_the_store)
 	}
 }
 
-/* A counter of the store's debugfs "kv ... NAME=N ..." line (mnN), or -1. */
-static long long kv_counter(unsigned int mn_id, const char *name)
-{
-	static char buf[1 << 16];
-	char path[64], *p;
-	size_t n = strlen(name);
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/cider/mn%u", mn_id);
-	if (read_file(path, buf, sizeof(buf)))
-		return -1;
-	for (p = strstr(buf, name); p; p = strstr(p + 1, name))
-		if (p[-1] == ' ' && p[n] == '=')
-			return strtoll(p + n + 1, NULL, 10);
-	return -1;
-}
 
 #define FLOOD_DEPTH 16
 

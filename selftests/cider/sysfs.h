@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -71,6 +72,37 @@ static inline bool sysfs_listed(char names[][64], int n, const char *name)
 		if (!strcmp(names[i], name))
 			return true;
 	return false;
+}
+
+/* A whole file (up to @len - 1 bytes), NUL-terminated: 0 or -errno. */
+static inline int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n, got = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = '\0';
+	return 0;
+}
+
+/* A counter of the store's debugfs "kv ... NAME=N ..." line (mnN), or -1. */
+static inline long long kv_counter(unsigned int mn_id, const char *name)
+{
+	static char buf[1 << 16];
+	char path[64], *p;
+	size_t n = strlen(name);
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/cider/mn%u", mn_id);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	for (p = strstr(buf, name); p; p = strstr(p + 1, name))
+		if (p[-1] == ' ' && p[n] == '=')
+			return strtoll(p + n + 1, NULL, 10);
+	return -1;
 }
 
 #endif
