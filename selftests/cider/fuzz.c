@@ -112,6 +112,11 @@ struct worker {
 	atomic_uint nids;		/* attaches that succeeded */
 	atomic_uint kv_ids[MAX_IDS];	/* the same, of the array store */
 	atomic_uint nkv;
+	/* The worker's own attach of the array store, made before its
+	 * threads start and again when a KV command finds it gone: most KV
+	 * commands go there, so that they reach a live store and meet
+	 * detach, kill, fork and injected failures there. */
+	atomic_uint home;		/* its mn_id + 1, 0: none */
 	unsigned char *arena;		/* RW | RO page | hole */
 	atomic_int bad;
 	unsigned int index;
@@ -160,7 +165,10 @@ static bool errno_expected(int e)
  * io_uring add: narrower than the rest, since a store reports a lost
  * node as ENOTCONN or ECOMM only, never with the loss's own reason.
  * EIO: a GET found a block that is not its key's, which raw writes into
- * the array store's region (pick_id) cause.
+ * the array store's region (pick_id) cause.  ETIMEDOUT: an operation
+ * reached its bound (kv.rst); raw writes into lock records can stall a
+ * lock queue, and where nothing did, the kernel log line the bound
+ * writes names the state it stalled in (a hang before the bound).
  */
 static bool kv_errno_expected(int e)
 {
@@ -168,7 +176,7 @@ static bool kv_errno_expected(int e)
 	case ENOENT: case EEXIST: case ENOSPC: case ERANGE: case ENOTCONN:
 	case ECOMM: case EAGAIN: case EINTR: case EINVAL: case ENAMETOOLONG:
 	case E2BIG: case EDOM: case EFAULT: case ENXIO: case EOPNOTSUPP:
-	case ENOMEM: case EIO:
+	case ENOMEM: case EIO: case ETIMEDOUT:
 	case EBADF: case ENOTTY: case ECANCELED:
 		return true;
 	}
@@ -261,11 +269,13 @@ static unsigned int pick_id(struct thread *t)
 	return chance(s, 50) ? (unsigned int)below(s, 8) : (unsigned int)rnd(s);
 }
 
-/* A store for a KV command: mostly the array node, else any id. */
+/* A store for a KV command: mostly the worker's own, else any id. */
 static unsigned int pick_store(struct thread *t)
 {
-	unsigned int n = atomic_load(&t->w->nkv);
+	unsigned int n = atomic_load(&t->w->nkv), home = atomic_load(&t->w->home);
 
+	if (home && chance(&t->rng, 70))
+		return home - 1;
 	if (n && (t->sane || chance(&t->rng, 80)))
 		return recent(&t->rng, t->w->kv_ids, n);
 	return pick_id(t);
@@ -475,6 +485,37 @@ static void check_sane_kv(struct thread *t, const char *what, long ret, int e)
 		unexpected(t, what, ret, e);
 }
 
+/*
+ * (Re)attach the worker's own store (uninjected: a refusal here is no
+ * finding); cn 200 + worker, an id of its own (two attaches of one store
+ * with one cn id would share lock-queue ids).
+ */
+static void home_attach(struct worker *w)
+{
+	struct cider_attach at;
+
+	if (cfg.kv_addr[0] &&
+	    !cider_attach(atomic_load(&w->fd), cfg.kv_addr, 200 + w->index % 50, 0, &at))
+		atomic_store(&w->home, at.mn_id + 1);
+}
+
+/* A KV command found the worker's own store gone: now and then, back. */
+static void home_lost(struct thread *t, const struct cider_kv_cmd *cmd, long ret, int e)
+{
+	unsigned int home = atomic_load(&t->w->home);
+
+	if (ret >= 0 || e != ENXIO || !home || cmd->store != home - 1 ||
+	    !chance(&t->rng, 20))
+		return;
+	if (!atomic_compare_exchange_strong(&t->w->home, &home, 0))
+		return;		/* another thread does it */
+	if (t->failing)
+		fi_make_it_fail(0);
+	home_attach(t->w);
+	if (t->failing)
+		fi_make_it_fail(1);
+}
+
 static void do_kv(struct thread *t)
 {
 	struct cider_kv_cmd cmd;
@@ -490,6 +531,7 @@ static void do_kv(struct thread *t)
 	ret = ioctl(fd, CIDER_IOC_KV, own ? (void *)&cmd : place(t, &cmd, sizeof(cmd)));
 	e = errno;
 	check(t, "KV", ret);
+	home_lost(t, &cmd, ret, e);
 	errno = e;
 	if (own) {
 		check_sane_kv(t, "well-formed KV", ret, e);
@@ -969,6 +1011,7 @@ static int worker_main(unsigned int index, uint64_t seed)
 	atomic_store(&w.fd, open(CIDER_DEV_PATH, O_RDWR));
 	if (atomic_load(&w.fd) < 0)
 		return 2;
+	home_attach(&w);
 	for (i = 0; i < n; i++) {
 		th[i] = (struct thread){ .w = &w, .index = i };
 		th[i].rng = seed ^ (0x1000193ULL * (i + 1));
@@ -979,6 +1022,8 @@ static int worker_main(unsigned int index, uint64_t seed)
 	for (i = 0; i < n; i++)
 		pthread_join(tid[i], NULL);
 	/* What this worker attached, it detaches (the module must not care). */
+	if (atomic_load(&w.home))
+		cider_detach(atomic_load(&w.fd), atomic_load(&w.home) - 1);
 	for (i = 0; i < MAX_IDS; i++) {
 		cider_detach(atomic_load(&w.fd), atomic_load(&w.ids[i]));
 		cider_detach(atomic_load(&w.fd), atomic_load(&w.kv_ids[i]));

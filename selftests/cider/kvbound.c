@@ -33,7 +33,7 @@
 
 static unsigned int test_port(void)
 {
-	return 10400 + getpid() % 500;
+	return 11000 + getpid() % 500;
 }
 
 FIXTURE(kvbound) {
