@@ -57,6 +57,14 @@ static void check_queue(struct sim *s, struct cider_client *c, u8 type, u64 lock
 			      cider_lq_head(h), (double)s->now / US);
 }
 
+/* Holder @hc (client id, incarnation << 32) is dead: crashed, or revived since. */
+static bool sim_holder_dead(const struct sim *s, u64 hc)
+{
+	u32 id = (u32)hc;
+
+	return s->clients[id].dead || s->incarnation[id] != (u32)(hc >> 32);
+}
+
 void sim_trace(void *priv, struct cider_client *c, u8 type, u64 key /* the lock */, u64 a, u64 b)
 {
 	struct sim *s = priv;
@@ -68,13 +76,14 @@ void sim_trace(void *priv, struct cider_client *c, u8 type, u64 key /* the lock 
 	case CIDER_T_ACQUIRE:
 		h = hmap_find(&s->holder, key, true);
 		hc = hmap_find(&s->holder_client, key, true);
-		if (*h && *h != a && !s->clients[*hc].dead)
+		/* A dead holder's hold was recovered by the lease (or will be). */
+		if (*h && *h != a && !sim_holder_dead(s, *hc))
 			sim_violation(s, "mutual exclusion: lock at %#llx held by %llx (client %llu) and %llx (client %u) at %.3f us",
 				      (unsigned long long)key, (unsigned long long)*h,
-				      (unsigned long long)*hc, (unsigned long long)a, c->id,
+				      (unsigned long long)(u32)*hc, (unsigned long long)a, c->id,
 				      (double)s->now / US);
 		*h = a;
-		*hc = c->id;
+		*hc = c->id | (u64)s->incarnation[c->id] << 32;
 		*hmap_find(&s->hold_since, key, true) = s->now;
 		break;
 	case CIDER_T_RELEASE:

@@ -51,6 +51,11 @@ static void usage(FILE *f)
 "  --faults F            none, jitter (CN-CN message delay jitter), crash (a\n"
 "                        client crashes in a lock operation), all (jitter, a\n"
 "                        client crash and a whole-CN crash); default none\n"
+"  --revive on|off       a crashed client (not a crashed CN) comes back as a\n"
+"                        new incarnation a lease after its crash, once none\n"
+"                        of its verbs is in flight (cider_client_revive(), as\n"
+"                        cider.ko revives a client its operation's bound\n"
+"                        ended), and runs operations again (default off)\n"
 "  --lease-us U          maximum lock hold time (default 50000)\n"
 "  --grace-us U          KV block reuse grace period (default 100)\n"
 "  --mn-mops R           MN NIC verb rate (default 110, SMART's ConnectX-6)\n"
@@ -144,6 +149,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "atomic-cost", required_argument, NULL, 'C' },
 		{ "max-model-ms", required_argument, NULL, 'X' },
 		{ "stall-events", required_argument, NULL, 'E' },
+		{ "revive", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "trace", no_argument, NULL, 'R' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -214,6 +220,10 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 			break;
 		case 's':
 			if (parse_u64(optarg, 0, ~0ULL, seed))
+				goto bad;
+			break;
+		case 'r':
+			if (parse_onoff(optarg, &s->revive))
 				goto bad;
 			break;
 		case 'f':
@@ -462,10 +472,13 @@ static void setup(struct sim *s)
 	s->opbufs = calloc((size_t)s->nr_clients, s->opbuf_stride);
 	s->qp_ready = calloc(s->nr_clients, sizeof(u64));
 	s->batch_done = calloc(s->nr_clients, sizeof(u64));
+	s->verbs_out = calloc(s->nr_clients, 1);
+	s->incarnation = calloc(s->nr_clients, sizeof(u32));
 	s->cur_op = calloc(s->nr_clients, sizeof(u32));
 	s->msg_last = calloc((size_t)s->nr_cns * s->nr_cns, sizeof(u64));
 	s->cn_nic_free = calloc(s->nr_cns, sizeof(u64));
-	if (!s->cns || !s->clients || !s->lwc || !s->qp_ready || !s->batch_done ||
+	if (!s->cns || !s->clients || !s->lwc || !s->qp_ready || !s->batch_done || !s->verbs_out ||
+	    !s->incarnation ||
 	    !s->cur_op || !s->msg_last || !s->cn_nic_free || !s->ring ||
 	    (s->buf_size && !s->bufs) || !s->opbufs) {
 		fprintf(stderr, "cider-sim: out of memory\n");
@@ -601,7 +614,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       "\"mn_nic_load\":%.4f,\"self_grants\":%llu,\"ring_full\":%llu,\"fifo_checked\":%llu,"
 		       "\"mn_ops_per_op\":{\"total\":%.4f,\"read\":%.4f,\"write\":%.4f,\"cas\":%.4f,\"faa\":%.4f},"
 		       "\"cas_retries_per_update\":%.4f,\"wc_rate\":%.4f,\"wc_batch_avg\":%.3f,"
-		       "\"pessimistic_ratio\":%.4f,\"crashes\":%u,\"lock_resets\":%llu,"
+		       "\"pessimistic_ratio\":%.4f,\"crashes\":%u,\"revived\":%u,\"lock_resets\":%llu,"
 		       "\"max_hold_us\":%.1f,\"read_retries\":%llu,\"reads_fenced\":%llu,\"mn_bytes_in_use\":%llu,"
 		       "\"mn_bytes_peak\":%llu,\"mn_bytes_claimed\":%llu,\"mn_bytes_leaked\":%llu,"
 		       "\"nospc\":%llu,\"events\":%llu,\"max_events_between_ops\":%llu,"
@@ -620,7 +633,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       s->verbs[CIDER_V_WRITE] / d, s->verbs[CIDER_V_CAS] / d,
 		       s->verbs[CIDER_V_FAA] / d, r->cas_fail / u, r->combined / u,
 		       r->installers ? (double)(r->combined + r->installers) / r->installers : 0,
-		       r->pess / u, s->crashes, (unsigned long long)s->resets,
+		       r->pess / u, s->crashes, s->revived, (unsigned long long)s->resets,
 		       (double)s->max_hold / US, (unsigned long long)r->read_retries,
 		       (unsigned long long)r->fenced, (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
 		       (unsigned long long)s->mem_claimed, (unsigned long long)leaked(s),
@@ -654,8 +667,8 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	       (unsigned long long)s->mem_claimed, (unsigned long long)leaked(s),
 	       (unsigned long long)r->read_retries, (unsigned long long)r->fenced,
 	       (unsigned long long)r->nospc);
-	printf("  lock resets %llu, longest lock hold %.1f us, crashes %u\n",
-	       (unsigned long long)s->resets, (double)s->max_hold / US, s->crashes);
+	printf("  lock resets %llu, longest lock hold %.1f us, crashes %u, revived %u\n",
+	       (unsigned long long)s->resets, (double)s->max_hold / US, s->crashes, s->revived);
 	printf("  %llu events; at most %llu between two completed operations, counting one more per 64 bytes moved (stall limit %llu)\n",
 	       (unsigned long long)s->events, (unsigned long long)s->max_events_gap,
 	       (unsigned long long)s->stall_events);
@@ -673,6 +686,8 @@ static void teardown(struct sim *s)
 	free(s->opbufs);
 	free(s->qp_ready);
 	free(s->batch_done);
+	free(s->verbs_out);
+	free(s->incarnation);
 	free(s->cur_op);
 	free(s->msg_last);
 	free(s->cn_nic_free);

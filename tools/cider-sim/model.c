@@ -367,6 +367,7 @@ static void fab_post(void *priv, struct cider_client *c, struct cider_verb *v, u
 	unsigned int i;
 
 	s->batch_done[c->id] = 0;
+	s->verbs_out[c->id] = 1;
 	for (i = 0; i < n; i++) {
 		t = cn_nic(s, c->cn->id, t) + xfer_ps(s, v[i].op == CIDER_V_WRITE ? v[i].len + 8 : 8);
 		ev_push(s, t + s->p.net_ps, EV_ARRIVE, c->id, i | (u64)n << 32, NULL);
@@ -588,6 +589,27 @@ static void crash_client(struct sim *s, struct cider_client *c)
 	cider_client_crash(c);
 }
 
+/*
+ * --revive: a lease after its crash, with none of its verbs in flight, a
+ * crashed client comes back as cider.ko brings back one its operation's
+ * bound ended (not one of a crashed CN); until then, look again.
+ */
+static void revive_client(struct sim *s, struct cider_client *c)
+{
+	if (!c->dead || c->cn->dead)
+		return;
+	if (s->verbs_out[c->id] || !cider_client_revive(c)) {
+		ev_push(s, s->now + s->p.lease_ps / 4, EV_REVIVE, c->id, 0, NULL);
+		return;
+	}
+	s->revived++;
+	s->incarnation[c->id]++;
+	if (!s->quiet)
+		fprintf(stderr, "cider-sim: client %u revived at %.1f us\n", c->id,
+			(double)s->now / US);
+	start_op(s, c);
+}
+
 static void maybe_crash(struct sim *s)
 {
 	struct cider_client *c;
@@ -607,6 +629,8 @@ static void maybe_crash(struct sim *s)
 				(double)s->now / US);
 	} else {
 		crash_client(s, c);
+		if (s->revive)
+			ev_push(s, s->now + s->p.lease_ps, EV_REVIVE, c->id, 0, NULL);
 		if (!s->quiet)
 			fprintf(stderr, "cider-sim: client %u crashed at %.1f us%s\n", c->id,
 				(double)s->now / US, c->qn ? " in a lock queue" : "");
@@ -689,7 +713,7 @@ static void stall(struct sim *s, const char *why)
 {
 	u32 *stuck = malloc((s->nr_clients + 1) * sizeof(u32)), n = 0, i, j, same;
 	char st[96];
-	u64 kinds[EV_START + 1] = { 0 }, k;
+	u64 kinds[EV_REVIVE + 1] = { 0 }, k;
 
 	for (i = 0; i < s->nr_clients; i++)
 		if (!s->clients[i].dead && s->clients[i].busy)
@@ -802,6 +826,7 @@ void sim_run(struct sim *s)
 			verb_executed(s, e.a, (u32)e.b, (u32)(e.b >> 32));
 			break;
 		case EV_DONE:
+			s->verbs_out[e.a] = 0;
 			if (!c->dead)
 				cider_client_resume(c);
 			if (s->trace && !c->dead)
@@ -828,6 +853,9 @@ void sim_run(struct sim *s)
 				if (s->trace)
 					trace_client(s, "woken", c);
 			}
+			break;
+		case EV_REVIVE:
+			revive_client(s, c);
 			break;
 		case EV_START:
 			maybe_crash(s);

@@ -66,7 +66,7 @@ struct chain_ev {		/* a successful CAS on a data pointer */
 	u32 op;			/* the op that installed it */
 };
 
-enum ev_kind { EV_ARRIVE, EV_EXEC, EV_DONE, EV_MSG, EV_TIMER, EV_WAKE, EV_START };
+enum ev_kind { EV_ARRIVE, EV_EXEC, EV_DONE, EV_MSG, EV_TIMER, EV_WAKE, EV_START, EV_REVIVE };
 
 struct event {
 	u64 t, seq;
@@ -117,6 +117,10 @@ struct sim {
 	u64 max_hold;		/* longest lock hold seen (ps) */
 	u64 crash_at[2];
 	u32 crashes;
+	bool revive;		/* --revive: a crashed client comes back */
+	u8 *verbs_out;		/* per client: a batch of it is in flight */
+	u32 *incarnation;	/* per client: revivals so far */
+	u32 revived;
 	u64 violations;
 	u64 over_bound;		/* baselines: operations past bound_ps */
 	char first_violation[512];
