@@ -18,6 +18,15 @@
 #include "fault.h"
 #include "transport.h"
 
+/* WR @i of @nr: chained to the next, the last one signalled. */
+static void cider_wr_link(struct cider_batch *b, unsigned int i, unsigned int nr)
+{
+	struct cider_wr *w = &b->wr[i];
+
+	w->wr.next = i + 1 < nr ? &b->wr[i + 1].wr : NULL;
+	w->wr.send_flags = i + 1 < nr ? 0 : IB_SEND_SIGNALED;
+}
+
 struct cider_batch *cider_batch_alloc(unsigned int nr, size_t buf_len, gfp_t gfp)
 {
 	struct cider_batch *b;
@@ -33,6 +42,7 @@ struct cider_batch *cider_batch_alloc(unsigned int nr, size_t buf_len, gfp_t gfp
 	}
 	b->buf_len = buf_len;
 	b->nr = nr;
+	b->nr_max = nr;
 	refcount_set(&b->ref, 2);
 	INIT_LIST_HEAD(&b->node);
 	init_completion(&b->done);
@@ -43,11 +53,64 @@ struct cider_batch *cider_batch_alloc(unsigned int nr, size_t buf_len, gfp_t gfp
 		b->wr[i].wr.wr_cqe = &b->wr[i].cqe;
 		b->wr[i].wr.sg_list = &b->wr[i].sge;
 		b->wr[i].wr.num_sge = 1;
-		if (i + 1 < nr)
-			b->wr[i].wr.next = &b->wr[i + 1].wr;
+		cider_wr_link(b, i, nr);
 	}
-	b->wr[nr - 1].wr.send_flags = IB_SEND_SIGNALED;
 	return b;
+}
+
+/*
+ * A batch its owner keeps and submits again and again, one submission at
+ * a time, its buffer mapped once on @dev for the owner's life: nothing is
+ * allocated or mapped per submission.  cider_batch_alloc() (the owner
+ * keeps a reference), cider_batch_premap(), then cider_batch_rearm()
+ * before each submission; cider_batch_unpremap() before the owner's last
+ * put.
+ */
+int cider_batch_premap(struct cider_batch *b, struct ib_device *dev)
+{
+	b->dma = ib_dma_map_single(dev, b->buf, b->buf_len, DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(dev, b->dma))
+		return -ENOMEM;
+	b->premapped = dev;
+	return 0;
+}
+
+void cider_batch_unpremap(struct cider_batch *b)
+{
+	if (b->premapped)
+		ib_dma_unmap_single(b->premapped, b->dma, b->buf_len, DMA_BIDIRECTIONAL);
+	b->premapped = NULL;
+}
+
+/*
+ * Ready for its next submission with @nr (<= allocated) work requests:
+ * no WR of the last one is left set, and the submitter and the data path
+ * hold a reference each, as for a new batch.  The last submission has
+ * finished (its completion callback may still be running: it may rearm).
+ */
+void cider_batch_rearm(struct cider_batch *b, unsigned int nr)
+{
+	unsigned int i;
+
+	b->nr = nr;
+	b->acked = 0;
+	b->posted = 0;
+	b->status = 0;
+	b->ch = NULL;
+	b->keepalive = false;
+	INIT_LIST_HEAD(&b->node);
+	for (i = 0; i < nr; i++) {
+		struct cider_wr *w = &b->wr[i];
+
+		memset(&w->atomic, 0, sizeof(w->atomic));
+		w->wr.wr_cqe = &w->cqe;
+		w->wr.sg_list = &w->sge;
+		w->wr.num_sge = 1;
+		w->status = 0;
+		w->ext = false;
+		cider_wr_link(b, i, nr);
+	}
+	refcount_add(2, &b->ref);
 }
 
 static void cider_batch_set(struct cider_batch *b, unsigned int i, u8 op,
@@ -110,10 +173,16 @@ int cider_batch_map(struct cider_batch *b, struct cider_channel *ch, u64 base, u
 {
 	unsigned int i;
 
-	b->dma = ib_dma_map_single(ch->dev, b->buf, b->buf_len, DMA_BIDIRECTIONAL);
-	if (ib_dma_mapping_error(ch->dev, b->dma))
-		return -ENOMEM;
-	b->dma_dev = ch->dev;
+	if (b->premapped && b->premapped != ch->dev)
+		return -EXDEV;		/* mapped on another device: never */
+	if (b->premapped) {
+		ib_dma_sync_single_for_device(ch->dev, b->dma, b->buf_len, DMA_BIDIRECTIONAL);
+	} else {
+		b->dma = ib_dma_map_single(ch->dev, b->buf, b->buf_len, DMA_BIDIRECTIONAL);
+		if (ib_dma_mapping_error(ch->dev, b->dma))
+			return -ENOMEM;
+		b->dma_dev = ch->dev;
+	}
 	b->ch = ch;
 	for (i = 0; i < b->nr; i++) {
 		struct cider_wr *w = &b->wr[i];
@@ -179,6 +248,8 @@ void cider_batch_finish(struct cider_batch *b)
 	if (b->dma_dev) {
 		ib_dma_unmap_single(b->dma_dev, b->dma, b->buf_len, DMA_BIDIRECTIONAL);
 		b->dma_dev = NULL;
+	} else if (b->premapped && b->ch) {
+		ib_dma_sync_single_for_cpu(b->premapped, b->dma, b->buf_len, DMA_BIDIRECTIONAL);
 	}
 	for (i = 0; i < b->nr; i++) {
 		struct cider_wr *w = &b->wr[i];

@@ -36,6 +36,18 @@
 #define CIDER_KVS_BLOCK_BUDGET	SZ_1M
 #define CIDER_KVS_MIN_SLOTS	4
 #define CIDER_KVS_RING		1024	/* freed blocks waiting out the grace period, per class */
+/*
+ * A slot's batch buffer: the core's verbs copy at most one coordinator's
+ * lock record and, for the others, their own words (cider_kvs_verbs_fit()
+ * checks every batch against it).
+ */
+#define CIDER_KVS_BATCH_ROOM	(sizeof_field(struct cider_client, lq_ring) + \
+				 (CIDER_MAX_VERBS - 1) * sizeof_field(struct cider_verb, data))
+/*
+ * Messages between the shard's own queue nodes wait here for the end of
+ * the core step that sent them: at most one to each queue node.
+ */
+#define CIDER_KVS_MAIL		CIDER_QNODES_PER_CN
 #define CIDER_KVS_PICK_BYTES	64	/* of a key, hashed to choose its shard */
 
 struct cider_shard;
@@ -59,15 +71,13 @@ struct cider_kslot {
 	u64 ends_at;			/* ns: when it is reached */
 	bool expired;			/* the bound ended the operation */
 	u64 died_at;			/* ns: its client died (revived a lease later) */
-	struct cider_verb *v;		/* the batch the core posted */
+	struct cider_verb *v;		/* the verbs the core posted */
 	unsigned int nv;
+	struct cider_batch *b;		/* the slot's own, mapped once: carries them */
 	bool inflight;			/* that batch is with the data path */
 	bool queued;			/* on the shard's run queue */
 	u8 restart;			/* PUT: the core operation to run next */
 	u8 attempts;			/* PUT: core operations run so far */
-	bool nomem;			/* no memory for a batch: the operation ends */
-	bool repost;			/* no memory for it yet: the timer retries */
-	u64 repost_until;		/* ns: then the operation ends */
 	struct list_head run;
 	u8 *key;			/* the key, copied in once */
 	u8 *val;			/* the value in, or a GET's value out */
@@ -98,12 +108,6 @@ struct cider_kvs_stats {
 	u64 revived;			/* dead clients given back to the shard */
 };
 
-/* A message for this shard's own agent, delivered after the sender returns. */
-struct cider_kmsg {
-	struct list_head node;
-	struct cider_msg m;
-};
-
 struct cider_shard {
 	spinlock_t lock;		/* taken with _bh; everything below */
 	struct cider_kvs *kvs;
@@ -114,7 +118,8 @@ struct cider_shard {
 	unsigned int busy;		/* slots not free */
 	u32 opid;
 	struct list_head runq;		/* kslots to resume */
-	struct list_head mail;		/* cider_kmsg to deliver */
+	struct cider_msg mail[CIDER_KVS_MAIL];	/* to its own agent, a ring: */
+	unsigned int mail_head, mail_len;	/* delivered after the sender returns */
 	struct list_head posts;		/* batches to submit after the unlock */
 	struct list_head finished;	/* requests to complete after the unlock */
 	struct cider_kvs_stats stats;
@@ -271,7 +276,7 @@ static void cider_kslot_start(struct cider_shard *sh, struct cider_kslot *ks, u8
 static void cider_shard_run(struct cider_shard *sh)
 {
 	struct cider_kslot *ks;
-	struct cider_kmsg *km;
+	struct cider_msg m;
 
 	lockdep_assert_held(&sh->lock);
 	for (;;) {
@@ -290,12 +295,12 @@ static void cider_shard_run(struct cider_shard *sh)
 				cider_client_resume(c);
 			continue;
 		}
-		km = list_first_entry_or_null(&sh->mail, struct cider_kmsg, node);
-		if (!km)
+		if (!sh->mail_len)
 			return;
-		list_del(&km->node);
-		cider_cn_on_msg(&sh->cn, &km->m);
-		kfree(km);
+		m = sh->mail[sh->mail_head];
+		sh->mail_head = (sh->mail_head + 1) % CIDER_KVS_MAIL;
+		sh->mail_len--;
+		cider_cn_on_msg(&sh->cn, &m);
 	}
 }
 
@@ -354,19 +359,15 @@ static void cider_kvs_batch_verb(struct cider_batch *b, struct cider_kslot *ks,
 
 static void cider_kvs_batch_done(struct cider_batch *b);
 
-/* The core's verbs as one batch: one doorbell. */
+/* The core's verbs as one batch (one doorbell), in the slot's own. */
 static struct cider_batch *cider_kvs_batch(struct cider_kslot *ks, struct cider_verb *v,
 					   unsigned int n)
 {
-	struct cider_batch *b;
+	struct cider_batch *b = ks->b;
 	unsigned int i;
-	u32 len = 0, off;
+	u32 off;
 
-	for (i = 0; i < n; i++)
-		len += cider_verb_room(ks, &v[i]);
-	b = cider_batch_alloc(n, max_t(u32, len, 8), GFP_ATOMIC);
-	if (!b)
-		return NULL;
+	cider_batch_rearm(b, n);
 	for (i = 0, off = 0; i < n; off += cider_verb_room(ks, &v[i]), i++) {
 		ks->sh->stats.verbs[v[i].op & 3]++;
 		cider_kvs_batch_verb(b, ks, i, &v[i], off);
@@ -378,42 +379,11 @@ static struct cider_batch *cider_kvs_batch(struct cider_kslot *ks, struct cider_
 
 static void cider_kvs_wake(void *fab, struct cider_client *c);
 
-/*
- * No memory for the batch (GFP_ATOMIC, under the shard's lock).  Failing
- * its verbs now would end the operation and kill its client, losing the
- * slot for good, so the slot's timer tries again every millisecond.
- * Only after op_timeout_ms do the verbs fail, unsent: the core ends the
- * operation (-ENOMEM if nothing it did took effect, else -ECOMM).
- */
-static void cider_kslot_no_memory(struct cider_shard *sh, struct cider_kslot *ks)
-{
-	u64 now = ktime_get_ns();
-	unsigned int i;
-
-	if (!ks->repost) {
-		ks->repost = true;
-		ks->repost_until = now + READ_ONCE(cider_op_timeout_ms) * NSEC_PER_MSEC;
-	} else if (now >= ks->repost_until) {
-		ks->repost = false;
-		for (i = 0; i < ks->nv; i++)
-			ks->v[i].status = -ENOMEM;
-		ks->nomem = true;
-		cider_kvs_wake(sh, cider_kslot_client(ks));
-		return;
-	}
-	hrtimer_start(&ks->timer, ms_to_ktime(1), HRTIMER_MODE_REL_SOFT);
-}
-
-/* Build the slot's batch and queue it for the unlock, or wait for memory. */
+/* Build the slot's batch and queue it for the unlock. */
 static void cider_kslot_post(struct cider_shard *sh, struct cider_kslot *ks)
 {
 	struct cider_batch *b = cider_kvs_batch(ks, ks->v, ks->nv);
 
-	if (!b) {
-		cider_kslot_no_memory(sh, ks);
-		return;
-	}
-	ks->repost = false;
 	ks->inflight = true;
 	list_add_tail(&b->node, &sh->posts);
 }
@@ -427,9 +397,12 @@ static bool cider_kvs_verbs_fit(const struct cider_kslot *ks, const struct cider
 				const struct cider_verb *v, unsigned int n)
 {
 	unsigned int i;
-	u32 room;
+	u32 room, used = 0;
 
+	if (n > ks->b->nr_max)
+		return false;
 	for (i = 0; i < n; i++) {
+		used += cider_verb_room(ks, &v[i]);
 		if (cider_verb_ext(ks, &v[i]))
 			room = ks->sh->kvs->blk_len;
 		else if (v[i].buf == c->lq_ring)
@@ -441,7 +414,7 @@ static bool cider_kvs_verbs_fit(const struct cider_kslot *ks, const struct cider
 		if (v[i].len > room)
 			return false;
 	}
-	return true;
+	return used <= ks->b->buf_len;
 }
 
 static void cider_kvs_post(void *fab, struct cider_client *c, struct cider_verb *v,
@@ -469,7 +442,6 @@ static void cider_kvs_send(void *fab, struct cider_cn *from, u32 to_cn,
 			   const struct cider_msg *m)
 {
 	struct cider_shard *sh = fab;
-	struct cider_kmsg *km;
 
 	if (to_cn != sh->cn.id) {
 		/*
@@ -482,13 +454,11 @@ static void cider_kvs_send(void *fab, struct cider_cn *from, u32 to_cn,
 				    sh->kvs->mn->id, to_cn);
 		return;
 	}
-	km = kmalloc(sizeof(*km), GFP_ATOMIC);
-	if (!km) {
-		atomic64_inc(&sh->kvs->msgs_lost);
+	if (WARN_ON_ONCE(sh->mail_len == CIDER_KVS_MAIL)) {
+		atomic64_inc(&sh->kvs->msgs_lost);	/* the lease recovers */
 		return;
 	}
-	km->m = *m;
-	list_add_tail(&km->node, &sh->mail);
+	sh->mail[(sh->mail_head + sh->mail_len++) % CIDER_KVS_MAIL] = *m;
 }
 
 static void cider_kvs_timer(void *fab, struct cider_client *c, u64 delay_ns, u32 token)
@@ -575,8 +545,6 @@ static void cider_kvs_done(void *fab, struct cider_client *c)
 	/* Nothing it did took effect: say why it did not happen. */
 	if (c->res == CIDER_RES_FAILED && ks->expired)
 		ret = -ETIMEDOUT;
-	else if (c->res == CIDER_RES_FAILED && ks->nomem)
-		ret = -ENOMEM;
 	else
 		ret = c->res < CIDER_RES_NR ? cider_kvs_errno[c->res] : -EIO;
 	cider_kvs_req_finish(sh, ks, ret);
@@ -627,7 +595,6 @@ static void cider_kslot_abort(struct cider_shard *sh, struct cider_kslot *ks)
 {
 	if (ks->state != CIDER_KSLOT_RUNNING || ks->inflight)
 		return;
-	ks->repost = false;
 	if (ks->restart)
 		cider_kvs_req_finish(sh, ks, -ENOTCONN);
 	else
@@ -684,13 +651,8 @@ static enum hrtimer_restart cider_kslot_timer(struct hrtimer *t)
 	struct cider_shard *sh = ks->sh;
 
 	spin_lock_bh(&sh->lock);
-	/* The core's timer, or another try for a batch that had no memory. */
-	if (!cider_shard_dead(sh) && ks->state == CIDER_KSLOT_RUNNING) {
-		if (ks->repost)
-			cider_kslot_post(sh, ks);
-		else
-			cider_client_timer(cider_kslot_client(ks), ks->token);
-	}
+	if (!cider_shard_dead(sh) && ks->state == CIDER_KSLOT_RUNNING)
+		cider_client_timer(cider_kslot_client(ks), ks->token);
 	cider_shard_flush(sh);
 	return HRTIMER_NORESTART;
 }
@@ -735,7 +697,6 @@ static void cider_kslot_expire(struct cider_shard *sh, struct cider_kslot *ks)
 			    ks->restart ? ", between attempts" : "",
 			    c->dead ? ", client dead" : "");
 	ks->expired = true;
-	ks->repost = false;
 	/* Between a PUT's attempts, or a client that lost its operation. */
 	if (ks->restart || !c->busy || c->dead)
 		cider_kvs_req_finish(sh, ks, -ETIMEDOUT);
@@ -859,8 +820,6 @@ static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 		ks->state = CIDER_KSLOT_FILLING;
 		ks->req = r;
 		ks->attempts = 0;
-		ks->nomem = false;
-		ks->repost = false;
 		r->ks = ks;
 		sh->busy++;
 		break;
@@ -1142,7 +1101,8 @@ void cider_kvs_show(struct seq_file *m, struct cider_mn *mn)
 /* ---- life of a store ---- */
 
 /*
- * A slot's buffers; the block buffer is mapped by cider_shard_map().  The
+ * A slot's buffers: its batch (the verbs of one core step, with their
+ * words) and block buffer are mapped by cider_shard_map(), once.  The
  * value buffer comes with the first operation that needs it
  * (cider_kslot_val_room()): a store formatted for 64 KiB values would
  * otherwise cost 2 MiB per shard before anyone stored a byte.
@@ -1152,11 +1112,38 @@ static int cider_kslot_alloc(struct cider_kvs *kvs, struct cider_kslot *ks)
 	ks->key = kvmalloc(kvs->key_max, GFP_KERNEL);
 	if (!ks->key)
 		return -ENOMEM;
+	ks->b = cider_batch_alloc(CIDER_MAX_VERBS, CIDER_KVS_BATCH_ROOM, GFP_KERNEL);
+	if (!ks->b)
+		return -ENOMEM;
+	cider_batch_put(ks->b);		/* the slot's reference alone, while idle */
 	if (!kvs->blk_len)
 		return 0;
 	/* DMA-mapped: physically contiguous, not vmalloc. */
 	ks->blk = kmalloc(kvs->blk_len, GFP_KERNEL | __GFP_NOWARN);
 	return ks->blk ? 0 : -ENOMEM;
+}
+
+/* Slot @ks's batch and block buffers, mapped on @dev for the store's life. */
+static int cider_kslot_map(struct cider_kslot *ks, struct ib_device *dev)
+{
+	u32 len = ks->sh->kvs->blk_len;
+
+	if (cider_batch_premap(ks->b, dev))
+		return -ENOMEM;
+	if (!len)
+		return 0;
+	ks->blk_dma = ib_dma_map_single(dev, ks->blk, len, DMA_BIDIRECTIONAL);
+	if (!ib_dma_mapping_error(dev, ks->blk_dma))
+		return 0;
+	cider_batch_unpremap(ks->b);
+	return -ENOMEM;
+}
+
+static void cider_kslot_unmap(struct cider_kslot *ks, struct ib_device *dev)
+{
+	cider_batch_unpremap(ks->b);
+	if (ks->sh->kvs->blk_len)
+		ib_dma_unmap_single(dev, ks->blk_dma, ks->sh->kvs->blk_len, DMA_BIDIRECTIONAL);
 }
 
 static void cider_shard_unmap(struct cider_shard *sh)
@@ -1169,26 +1156,19 @@ static void cider_shard_unmap(struct cider_shard *sh)
 	sh->dma_dev = NULL;
 	spin_unlock_bh(&sh->lock);
 	for (s = 0; dev && s < sh->kvs->nr_slots; s++)
-		if (sh->slots[s].blk)
-			ib_dma_unmap_single(dev, sh->slots[s].blk_dma, sh->kvs->blk_len,
-					    DMA_BIDIRECTIONAL);
+		cider_kslot_unmap(&sh->slots[s], dev);
 }
 
-/* The block buffers, mapped once on the shard's channel's device. */
+/* Every running slot's buffers, mapped once on the shard's channel's device. */
 static int cider_shard_map(struct cider_shard *sh)
 {
 	struct ib_device *dev = sh->ch->dev;
 	unsigned int s;
 
-	for (s = 0; s < sh->kvs->nr_slots && sh->kvs->blk_len; s++) {
-		struct cider_kslot *ks = &sh->slots[s];
-
-		ks->blk_dma = ib_dma_map_single(dev, ks->blk, sh->kvs->blk_len,
-						DMA_BIDIRECTIONAL);
-		if (ib_dma_mapping_error(dev, ks->blk_dma)) {
+	for (s = 0; s < sh->kvs->nr_slots; s++) {
+		if (cider_kslot_map(&sh->slots[s], dev)) {
 			while (s--)
-				ib_dma_unmap_single(dev, sh->slots[s].blk_dma, sh->kvs->blk_len,
-						    DMA_BIDIRECTIONAL);
+				cider_kslot_unmap(&sh->slots[s], dev);
 			return -ENOMEM;
 		}
 	}
@@ -1208,7 +1188,6 @@ static int cider_shard_init(struct cider_kvs *kvs, struct cider_shard *sh, unsig
 	sh->index = i;
 	sh->ch = &mn->chans[i % mn->nr_chans];
 	INIT_LIST_HEAD(&sh->runq);
-	INIT_LIST_HEAD(&sh->mail);
 	INIT_LIST_HEAD(&sh->posts);
 	INIT_LIST_HEAD(&sh->finished);
 	init_waitqueue_head(&sh->slot_wait);
@@ -1360,12 +1339,11 @@ void cider_kvs_unmap(struct cider_mn *mn)
 
 static void cider_shard_free(struct cider_shard *sh)
 {
-	struct cider_kmsg *km, *t;
 	unsigned int s;
 
-	list_for_each_entry_safe(km, t, &sh->mail, node)
-		kfree(km);
 	for (s = 0; s < CIDER_KVS_SLOTS; s++) {
+		if (sh->slots[s].b)
+			cider_batch_put(sh->slots[s].b);
 		kvfree(sh->slots[s].key);
 		kvfree(sh->slots[s].val);
 		kfree(sh->slots[s].blk);

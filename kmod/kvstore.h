@@ -17,9 +17,12 @@
  * bytes changed between the shard's choice and the copy) is still
  * correct: only combining with the key's other operations is lost.
  *
- * Buffers: every operation slot owns a key buffer and, for the hash
- * index, the core's block buffer, DMA-mapped once when the store is
+ * Buffers: every operation slot owns a key buffer, a batch for the verbs
+ * of the core's steps (one in flight at a time) and, for the hash index,
+ * the core's block buffer, the last two DMA-mapped once when the store is
  * created, and a value buffer its filler grows to the values it carries.
+ * Messages between the shard's own queue nodes go through a ring of the
+ * shard: nothing is allocated or mapped per verb batch or message.
  * The submitter copies the key and value in once
  * (process context, the slot claimed), a GET's value is copied out from
  * the slot by its submitter; the slot is free again with the request's

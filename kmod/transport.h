@@ -152,7 +152,9 @@ struct cider_batch {
 	void *buf;
 	size_t buf_len;
 	dma_addr_t dma;
-	struct ib_device *dma_dev;
+	struct ib_device *dma_dev;	/* mapped for this submission only */
+	struct ib_device *premapped;	/* mapped for the owner's life */
+	unsigned int nr_max;		/* work requests allocated */
 	struct cider_wr wr[];
 };
 
@@ -177,6 +179,9 @@ void cider_batch_cas(struct cider_batch *b, unsigned int i, u64 remote, u64 cmp,
 void cider_batch_faa(struct cider_batch *b, unsigned int i, u64 remote, u64 add, u32 off);
 void cider_batch_ext(struct cider_batch *b, unsigned int i, u64 dma);
 int cider_batch_map(struct cider_batch *b, struct cider_channel *ch, u64 base, u32 rkey);
+int cider_batch_premap(struct cider_batch *b, struct ib_device *dev);
+void cider_batch_unpremap(struct cider_batch *b);
+void cider_batch_rearm(struct cider_batch *b, unsigned int nr);
 void cider_batch_finish(struct cider_batch *b);
 void cider_batch_put(struct cider_batch *b);
 void cider_batch_wake(struct cider_batch *b);
