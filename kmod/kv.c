@@ -8,7 +8,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "cider.h"
@@ -56,56 +55,52 @@ static int cider_kv_array_key(const struct cider_kv_cmd *cmd, const struct cider
 	return le64_to_cpu(key) < sb->nr_keys ? 0 : -EDOM;
 }
 
-/*
- * The command against the store it names.  The bytes are copied in
- * later, once, into the operation's slot (kvstore.c).
- */
-static int cider_kv_fill(struct cider_kv_req *r, const struct cider_kv_cmd *cmd)
+/* The command against the store it names (its superblock's limits). */
+static int cider_kv_fits(struct cider_mn *mn, const struct cider_kv_cmd *cmd)
 {
-	const struct cider_mn_sb *sb = &r->mn->sb;
-	int ret;
+	const struct cider_mn_sb *sb = &mn->sb;
 
 	if (cmd->key_len > sb->max_key_len)
 		return -ENAMETOOLONG;
 	if (cider_kv_writes(cmd) && cmd->value_len > sb->max_value_len)
 		return -E2BIG;
-	if (!r->mn->kvs)
+	if (!mn->kvs)
 		return -EOPNOTSUPP;	/* no KV store on this node */
-	if (sb->index == CIDER_SB_INDEX_ARRAY) {
-		ret = cider_kv_array_key(cmd, sb);
-		if (ret)
-			return ret;
+	if (sb->index == CIDER_SB_INDEX_ARRAY)
+		return cider_kv_array_key(cmd, sb);
+	return 0;
+}
+
+/*
+ * A request of the store's pool for the command, checked against the
+ * ABI and the store (@nowait: -EAGAIN rather than wait for one).  The
+ * bytes are copied in later, once, into the operation's slot
+ * (kvstore.c).
+ */
+static struct cider_kv_req *cider_kv_build(const struct cider_kv_cmd *cmd, bool nowait)
+{
+	struct cider_kv_req *r;
+	struct cider_mn *mn;
+	int ret = cider_kv_check(cmd);
+
+	if (ret)
+		return ERR_PTR(ret);
+	mn = cider_mn_get(cmd->store);
+	if (!mn)
+		return ERR_PTR(-ENXIO);
+	ret = cider_kv_fits(mn, cmd);
+	r = ret ? ERR_PTR(ret) : cider_kv_req_get(mn, nowait);
+	if (IS_ERR(r)) {
+		cider_mn_put(mn);
+		return r;
 	}
+	r->store = cmd->store;
 	r->op = cmd->opcode;
 	r->ukey = u64_to_user_ptr(cmd->key);
 	r->key_len = cmd->key_len;
 	r->uval = u64_to_user_ptr(cmd->value);
 	/* A GET's buffer beyond the store's longest value is never used. */
-	r->val_len = min(cmd->value_len, sb->max_value_len);
-	return 0;
-}
-
-static struct cider_kv_req *cider_kv_build(const struct cider_kv_cmd *cmd)
-{
-	struct cider_kv_req *r;
-	int ret = cider_kv_check(cmd);
-
-	if (ret)
-		return ERR_PTR(ret);
-	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
-	if (!r)
-		return ERR_PTR(-ENOMEM);
-	refcount_set(&r->ref, 1);
-	init_completion(&r->done);
-	INIT_LIST_HEAD(&r->node);
-	cider_kv_req_track(r);
-	r->store = cmd->store;
-	r->mn = cider_mn_get(cmd->store);
-	ret = r->mn ? cider_kv_fill(r, cmd) : -ENXIO;
-	if (ret) {
-		cider_kv_req_put(r);
-		return ERR_PTR(ret);
-	}
+	r->val_len = min(cmd->value_len, mn->sb.max_value_len);
 	return r;
 }
 
@@ -162,7 +157,7 @@ long cider_ioctl_kv(void __user *uarg)
 
 	if (copy_from_user(&cmd, uarg, sizeof(cmd)))
 		return -EFAULT;
-	r = cider_kv_build(&cmd);
+	r = cider_kv_build(&cmd, false);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 	r->complete = cider_kv_wake;
@@ -224,7 +219,8 @@ int cider_kv_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 		return -EINVAL;
 	/* One copy out of the shared ring, checked after the copy. */
 	memcpy(&cmd, cider_uring_payload(ucmd), sizeof(cmd));
-	r = cider_kv_build(&cmd);
+	/* -EAGAIN without a free request: io_uring retries from a worker. */
+	r = cider_kv_build(&cmd, issue_flags & IO_URING_F_NONBLOCK);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 	cider_uring_link_init(&r->ulink, ucmd, cider_kv_uring_task);

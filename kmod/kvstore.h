@@ -42,12 +42,13 @@ struct cider_mn;
 struct cider_kvs;
 struct seq_file;
 struct cider_kslot;
+struct cider_kv_pool;
 
-/* One KV operation on its way through a store. */
+/* One KV operation on its way through a store (kvreq.c). */
 struct cider_kv_req {
 	refcount_t ref;			/* submitter + store while running */
 	struct cider_mn *mn;		/* a reference, dropped with the request */
-	struct cider_kslot *ks;		/* its slot: from the claim to the last put */
+	struct cider_kslot *ks;		/* its slot: from the claim to the end */
 	u8 op;				/* CIDER_KV_* */
 	const void __user *ukey;
 	u32 key_len;
@@ -60,9 +61,32 @@ struct cider_kv_req {
 	struct list_head node;		/* the shard's finished list */
 	struct cider_uring_link ulink;	/* io_uring: the command */
 	u32 store;
-	struct list_head live;		/* cider_kv_reqs: from built to freed */
-	u64 born;			/* ns, when built */
+	struct list_head live;		/* every request taken, for debugfs */
+	u64 born;			/* ns, when taken */
+	/* the pool's, kept across operations */
+	struct cider_kv_pool *pool;
+	struct list_head free;		/* in the pool, while not taken */
+	u8 *out;			/* GET: the value lands here */
+	u32 out_cap;			/* bytes at out */
 };
+
+/*
+ * A store's requests, nr of them, made with it (0 allocations per
+ * operation); freed with it, once every request is back.
+ */
+struct cider_kv_pool *cider_kv_pool_create(unsigned int nr, u32 val_max);
+void cider_kv_pool_free(struct cider_kv_pool *p);
+/* @mn's store's pool, or NULL without a store. */
+struct cider_kv_pool *cider_kvs_pool(struct cider_mn *mn);
+/*
+ * A request for one operation on @mn, taking over the caller's reference
+ * to @mn (dropped with the request's last put); waits (killable, at most
+ * op_timeout_ms) for one unless @nowait.  -EOPNOTSUPP without a store,
+ * -EAGAIN none free, -EINTR.
+ */
+struct cider_kv_req *cider_kv_req_get(struct cider_mn *mn, bool nowait);
+/* GET: room in ->out for val_len bytes (process context): 0 or -ENOMEM. */
+int cider_kv_req_out_room(struct cider_kv_req *r);
 
 /* At attach, once the superblock is read: 0 or -ENOMEM. */
 int cider_kvs_create(struct cider_mn *mn);
@@ -86,14 +110,15 @@ int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait);
 int cider_kv_req_copy_value(struct cider_kv_req *r);
 
 /*
- * Every request is listed from when it is built until freed, whatever
- * its node's state: debugfs "requests" shows them all (a node's own
- * files go at detach, or were never made).
+ * The last put gives the request back to its pool.  Every request taken
+ * is listed until then, whatever its node's state: debugfs "requests"
+ * shows them all (a node's own files go at detach, or were never made).
  */
-void cider_kv_req_track(struct cider_kv_req *r);
 void cider_kv_req_put(struct cider_kv_req *r);
-/* debugfs: every KV request alive, its node, age, slot and machine. */
+/* debugfs: every KV request taken, its node, age, slot and machine. */
 void cider_kv_reqs_show(struct seq_file *m);
+/* Its slot and the slot's machine, if it runs (a line's end). */
+void cider_kvs_req_show_slot(struct seq_file *m, struct cider_kv_req *r);
 /* The longest a running operation of @mn's store lasts (kv.rst); 0 without one. */
 u64 cider_kvs_bound_ms(struct cider_mn *mn);
 /* Teardown, before the device goes: the slots' buffers are unmapped. */

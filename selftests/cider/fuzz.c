@@ -98,7 +98,7 @@ static struct {
  * shared mapping), to show the run got past the argument checks. */
 static const char *const kinds[] = { "GET_INFO", "ATTACH", "DETACH", "MN_INFO", "RAW",
 				     "ioctl(other)", "URING_CMD", "io_uring_setup",
-				     "io_uring_submit", "open", "KV", "KV_URING" };
+				     "io_uring_submit", "open", "KV", "KV_URING", "ATTACH(home)" };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 static atomic_long (*tally)[2];
 /* KV results by errno ([0]: success), to show how many reached a store. */
@@ -274,7 +274,7 @@ static unsigned int pick_store(struct thread *t)
 {
 	unsigned int n = atomic_load(&t->w->nkv), home = atomic_load(&t->w->home);
 
-	if (home && chance(&t->rng, 70))
+	if (home && chance(&t->rng, 85))
 		return home - 1;
 	if (n && (t->sane || chance(&t->rng, 80)))
 		return recent(&t->rng, t->w->kv_ids, n);
@@ -493,24 +493,35 @@ static void check_sane_kv(struct thread *t, const char *what, long ret, int e)
 static void home_attach(struct worker *w)
 {
 	struct cider_attach at;
+	int ret;
 
-	if (cfg.kv_addr[0] &&
-	    !cider_attach(atomic_load(&w->fd), cfg.kv_addr, 200 + w->index % 50, 0, &at))
+	if (!cfg.kv_addr[0])
+		return;
+	ret = cider_attach(atomic_load(&w->fd), cfg.kv_addr, 200 + w->index % 50, 0, &at);
+	if (!ret)
 		atomic_store(&w->home, at.mn_id + 1);
+	else if (cfg.verbose)
+		fprintf(stderr, "# w%u home attach: %s\n", w->index, strerror(-ret));
+	if (tally)
+		atomic_fetch_add(&tally[NKINDS - 1][ret != 0], 1);
 }
 
-/* A KV command found the worker's own store gone: now and then, back. */
+/*
+ * A KV command found the worker's own store gone (a random detach) or
+ * its node lost (a raw write broke it, a killed channel): back.
+ */
 static void home_lost(struct thread *t, const struct cider_kv_cmd *cmd, long ret, int e)
 {
 	unsigned int home = atomic_load(&t->w->home);
 
-	if (ret >= 0 || e != ENXIO || !home || cmd->store != home - 1 ||
-	    !chance(&t->rng, 20))
+	if (ret >= 0 || (e != ENXIO && e != ENOTCONN) || !home || cmd->store != home - 1)
 		return;
 	if (!atomic_compare_exchange_strong(&t->w->home, &home, 0))
 		return;		/* another thread does it */
 	if (t->failing)
 		fi_make_it_fail(0);
+	if (e == ENOTCONN)
+		cider_detach(atomic_load(&t->w->fd), home - 1);
 	home_attach(t->w);
 	if (t->failing)
 		fi_make_it_fail(1);

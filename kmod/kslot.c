@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The slot machine (kvshard.h): how an operation claims a slot of its
+ * key's shard, runs through the core, ends (by the core, by its bound,
+ * by the store's death) and gives the slot back, and how a slot whose
+ * client died comes back.  Every step runs under the shard's lock and
+ * goes through cider_kslot_set_state(), which knows which step may
+ * follow which.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/jhash.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "kvshard.h"
+#include "mn.h"
+#include "params.h"
+
+const char *const cider_kslot_state_names[CIDER_KSLOT_NR_STATES] = {
+	[CIDER_KSLOT_FREE] = "free",
+	[CIDER_KSLOT_FILLING] = "filling",
+	[CIDER_KSLOT_RUNNING] = "running",
+	[CIDER_KSLOT_POSTED] = "posted",
+	[CIDER_KSLOT_AGAIN] = "again",
+	[CIDER_KSLOT_ORPHAN] = "orphan",
+	[CIDER_KSLOT_DEAD] = "dead",
+};
+
+#define S(x) BIT(CIDER_KSLOT_##x)
+/* Which state may follow which. */
+static const u8 cider_kslot_next[CIDER_KSLOT_NR_STATES] = {
+	[CIDER_KSLOT_FREE] = S(FILLING),
+	[CIDER_KSLOT_FILLING] = S(FREE) | S(RUNNING),
+	[CIDER_KSLOT_RUNNING] = S(POSTED) | S(AGAIN) | S(FREE) | S(DEAD),
+	[CIDER_KSLOT_POSTED] = S(RUNNING) | S(ORPHAN),
+	[CIDER_KSLOT_AGAIN] = S(RUNNING) | S(FREE) | S(DEAD),
+	[CIDER_KSLOT_ORPHAN] = S(DEAD),
+	[CIDER_KSLOT_DEAD] = S(FILLING),
+};
+
+#undef S
+
+void cider_kslot_set_state(struct cider_kslot *ks, enum cider_kslot_state s)
+{
+	lockdep_assert_held(&ks->sh->lock);
+	WARN_ONCE(!(cider_kslot_next[ks->state] & BIT(s)), "cider: slot %s -> %s\n",
+		  cider_kslot_state_names[ks->state], cider_kslot_state_names[s]);
+	ks->state = s;
+}
+
+static unsigned int cider_kvs_res(int result)
+{
+	switch (result) {
+	case 0: return CIDER_KVS_OK;
+	case -ENOENT: return CIDER_KVS_NOTFOUND;
+	case -EEXIST: return CIDER_KVS_EXISTS;
+	case -ENOSPC: return CIDER_KVS_NOSPC;
+	case -ECOMM: return CIDER_KVS_UNKNOWN;
+	default: return CIDER_KVS_FAILED;
+	}
+}
+
+/*
+ * The operation ended: its result (and a GET's value, already in the
+ * request's buffer) goes with the request, and the slot is the shard's
+ * again at once: free, or dead until its client is revived, or orphaned
+ * until its batch comes back (the batch buffer and block are its).
+ */
+static void cider_kslot_finish(struct cider_shard *sh, struct cider_kslot *ks, int result)
+{
+	struct cider_kv_req *r = ks->req;
+	bool dead = cider_kslot_client(ks)->dead;
+
+	sh->stats.ops[r->op][cider_kvs_res(result)]++;
+	r->result = result;
+	/* Not waited for: this may be the deadline's own callback. */
+	hrtimer_try_to_cancel(&ks->deadline);
+	if (dead && !ks->died_at)
+		ks->died_at = ktime_get_ns();
+	list_add_tail(&r->node, &sh->finished);
+	r->ks = NULL;
+	ks->req = NULL;
+	sh->busy--;
+	sh->freed = true;
+	cider_kslot_set_state(ks, ks->state == CIDER_KSLOT_POSTED ? CIDER_KSLOT_ORPHAN :
+				  dead ? CIDER_KSLOT_DEAD : CIDER_KSLOT_FREE);
+}
+
+static void cider_shard_run(struct cider_shard *sh);
+
+/* Carry out what the core asked for, after the unlock. */
+void cider_shard_flush(struct cider_shard *sh)
+	__releases(&sh->lock)
+{
+	struct cider_kv_req *r, *rt;
+	struct cider_batch *b, *bt;
+	LIST_HEAD(posts);
+	LIST_HEAD(done);
+	bool freed;
+
+	cider_shard_run(sh);
+	list_splice_init(&sh->posts, &posts);
+	list_splice_init(&sh->finished, &done);
+	freed = sh->freed;
+	sh->freed = false;
+	spin_unlock_bh(&sh->lock);
+	if (freed)
+		wake_up(&sh->slot_wait);
+
+	list_for_each_entry_safe(b, bt, &posts, node) {
+		list_del_init(&b->node);
+		/* A refused submit finishes the batch with its error. */
+		cider_mn_submit(sh->kvs->mn, sh->ch, b);
+		cider_batch_put(b);
+	}
+	list_for_each_entry(r, &done, node)
+		r->complete(r);
+	/* Last: the final reference to a request may be the node's last. */
+	list_for_each_entry_safe(r, rt, &done, node) {
+		list_del_init(&r->node);
+		cider_kv_req_put(r);
+	}
+}
+
+/* Run core operation @op on the slot's bytes (RUNNING). */
+void cider_kslot_start(struct cider_shard *sh, struct cider_kslot *ks, u8 op)
+{
+	struct cider_kv_req *r = ks->req;
+	struct cider_kv_args a = {
+		.op = op, .key = ks->key, .key_len = r->key_len, .value = ks->val,
+		.value_len = r->val_len, .opid = sh->opid++,
+	};
+
+	if (op == CIDER_SEARCH) {	/* straight into the request's buffer */
+		a.value = NULL;
+		a.value_len = 0;
+		a.out = r->out;
+		a.out_len = r->val_len;
+	}
+	ks->attempts++;
+	cider_client_start(cider_kslot_client(ks), &a);
+}
+
+/* Resume the slot (a woken client, a PUT's next attempt) from the run queue. */
+void cider_kslot_wake(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	if (list_empty(&ks->run))
+		list_add_tail(&ks->run, &sh->runq);
+}
+
+/* Resume woken clients and deliver messages until nothing is left. */
+static void cider_shard_run(struct cider_shard *sh)
+{
+	struct cider_kslot *ks;
+	struct cider_msg m;
+
+	lockdep_assert_held(&sh->lock);
+	for (;;) {
+		ks = list_first_entry_or_null(&sh->runq, struct cider_kslot, run);
+		if (ks) {
+			struct cider_client *c = cider_kslot_client(ks);
+
+			list_del_init(&ks->run);
+			/* A dead client never runs again: its operation would hang. */
+			if (ks->state == CIDER_KSLOT_AGAIN && WARN_ON_ONCE(c->dead)) {
+				cider_kslot_finish(sh, ks, -ENOTCONN);
+			} else if (ks->state == CIDER_KSLOT_AGAIN) {
+				cider_kslot_set_state(ks, CIDER_KSLOT_RUNNING);
+				cider_kslot_start(sh, ks, ks->next_op);
+			} else if (ks->state == CIDER_KSLOT_RUNNING && !c->parked) {
+				cider_client_resume(c);
+			}
+			continue;
+		}
+		if (!sh->mail_len)
+			return;
+		m = sh->mail[sh->mail_head];
+		sh->mail_head = (sh->mail_head + 1) % CIDER_KVS_MAIL;
+		sh->mail_len--;
+		cider_cn_on_msg(&sh->cn, &m);
+	}
+}
+
+static const int cider_kvs_errno[CIDER_RES_NR] = {
+	[CIDER_RES_OK] = 0,
+	[CIDER_RES_NOTFOUND] = -ENOENT,
+	[CIDER_RES_EXISTS] = -EEXIST,
+	[CIDER_RES_NOSPC] = -ENOSPC,
+	[CIDER_RES_UNKNOWN] = -ECOMM,
+	[CIDER_RES_FAILED] = -ENOTCONN,
+	[CIDER_RES_INVALID] = -EINVAL,
+};
+
+/*
+ * An UPDATE ended: was it locked, and was its write covered by another's
+ * (local or queue write combining)?  Installers are told apart by opid
+ * among the shard's recent ones: a batch's members end with its writer.
+ */
+static void cider_kvs_count_update(struct cider_shard *sh, const struct cider_client *c)
+{
+	struct cider_kvs_stats *st = &sh->stats;
+	u32 *seen = &st->wc_seen[c->writer % ARRAY_SIZE(st->wc_seen)];
+
+	if (c->op != CIDER_UPDATE)
+		return;
+	st->updates++;
+	st->pessimistic += c->pess;
+	if (c->res != CIDER_RES_OK || c->writer == c->opid)
+		return;
+	st->combined++;
+	if (*seen != c->writer + 1) {
+		*seen = c->writer + 1;
+		st->installers++;
+	}
+}
+
+/*
+ * The core ended the slot's operation (RUNNING, or POSTED when its bound
+ * aborted it with a batch out).  PUT is UPDATE, or INSERT when the key is
+ * absent; a concurrent INSERT or DELETE in between sends it back (a few
+ * times at most).  An attempt aborted after its outcome was settled (the
+ * store died while it released a lock) wrote nothing, nor did the ones
+ * before it; its client is dead and would never run the next one.
+ */
+void cider_kslot_done(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	struct cider_client *c = cider_kslot_client(ks);
+	int ret;
+
+	if (WARN_ON_ONCE(ks->state != CIDER_KSLOT_RUNNING && ks->state != CIDER_KSLOT_POSTED))
+		return;
+	cider_kvs_count_update(sh, c);
+	if (ks->req->op == CIDER_KV_PUT &&
+	    (c->res == CIDER_RES_NOTFOUND || c->res == CIDER_RES_EXISTS)) {
+		if (c->dead) {
+			cider_kslot_finish(sh, ks, ks->expired ? -ETIMEDOUT : -ENOTCONN);
+			return;
+		}
+		if (ks->attempts < 4) {
+			ks->next_op = c->res == CIDER_RES_NOTFOUND ? CIDER_INSERT : CIDER_UPDATE;
+			cider_kslot_set_state(ks, CIDER_KSLOT_AGAIN);
+			cider_kslot_wake(sh, ks);
+			return;
+		}
+	}
+	ks->req->got_len = c->got_len;
+	/* Nothing it did took effect: say why it did not happen. */
+	if (c->res == CIDER_RES_FAILED && ks->expired)
+		ret = -ETIMEDOUT;
+	else
+		ret = c->res < CIDER_RES_NR ? cider_kvs_errno[c->res] : -EIO;
+	cider_kslot_finish(sh, ks, ret);
+}
+
+/*
+ * An operation that will not be resumed (the store died) ends: the core
+ * says whether it may have taken effect.  A PUT between its attempts
+ * wrote nothing.  One with a batch out ends when the batch comes back.
+ */
+void cider_kslot_abort(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	if (ks->state == CIDER_KSLOT_AGAIN)
+		cider_kslot_finish(sh, ks, -ENOTCONN);
+	else if (ks->state == CIDER_KSLOT_RUNNING)
+		cider_client_abort(cider_kslot_client(ks));
+}
+
+/*
+ * The bound of every KV operation, from the moment it starts to run: two
+ * verb timeouts (a batch overdue for op_timeout_ms declares the node lost,
+ * whose kill ends the operation; twice leaves room for the watchdog's
+ * period and the kill's drain) and ten leases (a lock wait ends by
+ * handover, by the holder's release or, when the holder is dead, by the
+ * lease; the simulator's bound for the protocol under contention).
+ * Documentation/kv.rst states it.
+ */
+static u64 cider_kvs_bound_ns(const struct cider_kvs *kvs)
+{
+	return 2ULL * READ_ONCE(cider_op_timeout_ms) * NSEC_PER_MSEC + 10 * kvs->cfg.lease_ns;
+}
+
+u64 cider_kvs_bound_ms(struct cider_mn *mn)
+{
+	return mn->kvs ? div_u64(cider_kvs_bound_ns(mn->kvs), NSEC_PER_MSEC) : 0;
+}
+
+/*
+ * An operation past its bound is a bug somewhere (a lost completion, wake
+ * or message; a wait the protocol failed to bound): it ends now, with
+ * -ETIMEDOUT if nothing it did can have taken effect, else -ECOMM, and
+ * the log says where its machine stood.  Its client dies; the shard gets
+ * it back a lease later (cider_kslot_revive()).
+ */
+static void cider_kslot_expire(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	struct cider_client *c = cider_kslot_client(ks);
+
+	sh->stats.expired++;
+	pr_warn_ratelimited("mn%u shard %u slot %u: KV op %u past its bound of %llu ms, ended: %s, %s > %s > %s%s%s\n",
+			    sh->kvs->mn->id, sh->index, (unsigned int)(ks - sh->slots),
+			    ks->req->op, div_u64(cider_kvs_bound_ns(sh->kvs), NSEC_PER_MSEC),
+			    cider_kslot_state_names[ks->state], cider_client_state_name(c),
+			    cider_client_sub_state_name(c), cider_client_leaf_state_name(c),
+			    c->parked ? ", parked" : "", c->dead ? ", client dead" : "");
+	ks->expired = true;
+	/* Between a PUT's attempts, or a client that lost its operation. */
+	if (ks->state == CIDER_KSLOT_AGAIN || !c->busy || c->dead)
+		cider_kslot_finish(sh, ks, -ETIMEDOUT);
+	else
+		cider_client_abort(c);	/* ->done ends the request */
+}
+
+static enum hrtimer_restart cider_kslot_deadline(struct hrtimer *t)
+{
+	struct cider_kslot *ks = container_of(t, struct cider_kslot, deadline);
+	struct cider_shard *sh = ks->sh;
+
+	spin_lock_bh(&sh->lock);
+	/* Not a later operation of the slot: a stale callback sees its bound ahead. */
+	if ((ks->state == CIDER_KSLOT_RUNNING || ks->state == CIDER_KSLOT_POSTED ||
+	     ks->state == CIDER_KSLOT_AGAIN) && ktime_get_ns() >= ks->ends_at)
+		cider_kslot_expire(sh, ks);
+	cider_shard_flush(sh);
+	return HRTIMER_NORESTART;
+}
+
+void cider_kslot_init(struct cider_kslot *ks, struct cider_shard *sh)
+{
+	ks->sh = sh;
+	INIT_LIST_HEAD(&ks->run);
+	hrtimer_init(&ks->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	ks->timer.function = cider_kslot_timer;
+	hrtimer_init(&ks->deadline, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	ks->deadline.function = cider_kslot_deadline;
+}
+
+/* ---- an operation's way in ---- */
+
+/*
+ * The key's shard, from a hash of its first bytes and its length (a
+ * shard is a CN of its own, so a key that changes under us stays
+ * correct: kvstore.h).
+ */
+static int cider_kvs_pick(struct cider_kvs *kvs, struct cider_kv_req *r,
+			  struct cider_shard **shp)
+{
+	u8 head[CIDER_KVS_PICK_BYTES];
+	u32 n = min_t(u32, r->key_len, sizeof(head));
+
+	if (copy_from_user(head, r->ukey, n))
+		return -EFAULT;
+	*shp = kvs->shards[jhash(head, n, r->key_len) % kvs->nr_shards];
+	return 0;
+}
+
+/*
+ * A slot whose client died (its operation failed or was ended by its
+ * bound): its client comes back as a new incarnation once nothing of the
+ * old one can act, no verb out (DEAD, not ORPHAN) and a lease since it
+ * died, so that the shard keeps its capacity.
+ */
+static bool cider_kslot_revive(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	struct cider_client *c = cider_kslot_client(ks);
+	u64 now = ktime_get_ns();
+
+	if (!ks->died_at)
+		ks->died_at = now;	/* never seen dead before: from now */
+	if (now - ks->died_at < sh->kvs->cfg.lease_ns || !cider_client_revive(c))
+		return false;
+	ks->died_at = 0;
+	sh->stats.revived++;
+	return true;
+}
+
+/* A slot, claimed for @r (FILLING): 1, 0 none free, -ENOTCONN store dead. */
+static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
+{
+	int dead = 0;
+	unsigned int i;
+
+	spin_lock_bh(&sh->lock);
+	dead = cider_shard_dead(sh);
+	for (i = 0; !dead && i < sh->kvs->nr_slots; i++) {
+		struct cider_kslot *ks = &sh->slots[i];
+
+		if (ks->state != CIDER_KSLOT_FREE && ks->state != CIDER_KSLOT_DEAD)
+			continue;
+		if (ks->state == CIDER_KSLOT_DEAD && !cider_kslot_revive(sh, ks))
+			continue;
+		cider_kslot_set_state(ks, CIDER_KSLOT_FILLING);
+		ks->req = r;
+		ks->attempts = 0;
+		r->ks = ks;
+		sh->busy++;
+		break;
+	}
+	spin_unlock_bh(&sh->lock);
+	/*
+	 * Whatever killed the store (-ENODEV, -ETIMEDOUT, -EIO, ...; MN_INFO
+	 * reports it), an operation that does not start is -ENOTCONN to user
+	 * space: the uapi's one errno for "it did not happen".
+	 */
+	return dead ? -ENOTCONN : r->ks ? 1 : 0;
+}
+
+/*
+ * Wait (bounded, killable) for a slot unless @nowait: 0 or -errno.  A
+ * freed slot wakes the waiters; a dead client becomes usable a lease
+ * after it died with nobody to say so, hence a look every lease.
+ */
+static int cider_shard_claim_wait(struct cider_shard *sh, struct cider_kv_req *r, bool nowait)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(READ_ONCE(cider_op_timeout_ms));
+	long slice = max_t(long, 1, nsecs_to_jiffies(sh->kvs->cfg.lease_ns));
+	int ret = cider_shard_claim(sh, r);
+
+	if (ret || nowait)
+		return ret < 0 ? ret : ret ? 0 : -EAGAIN;
+	while (!ret) {
+		long left = (long)(end - jiffies);
+
+		if (left <= 0)
+			return -EAGAIN;
+		left = wait_event_killable_timeout(sh->slot_wait,
+						   (ret = cider_shard_claim(sh, r)) != 0,
+						   min(left, slice));
+		if (left < 0)
+			return -EINTR;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Room for @r's value in its claimed slot (FILLING: nobody else, not even
+ * a local write-combining batch, can reach the old buffer).  It only
+ * grows, by powers of two from 64 bytes up to the store's limit, so a slot
+ * reallocates at most about a dozen times in its life.
+ */
+static int cider_kslot_val_room(struct cider_kslot *ks, const struct cider_kv_req *r)
+{
+	/* At least 8: the array store's values (val_max >= 8 >= val_len). */
+	u32 want = r->op == CIDER_KV_GET ? 0 : max_t(u32, r->val_len, 8), need;
+	void *v;
+
+	if (want <= ks->val_cap)
+		return 0;
+	need = min_t(u32, roundup_pow_of_two(max_t(u32, want, 64)), ks->sh->kvs->val_max);
+	v = kvmalloc(need, GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	kvfree(ks->val);
+	ks->val = v;
+	WRITE_ONCE(ks->val_cap, need);	/* debugfs reads it under the lock */
+	return 0;
+}
+
+/* The bytes, once, into the claimed slot (process context, may fault). */
+static int cider_kslot_fill(struct cider_kslot *ks, struct cider_kv_req *r)
+{
+	int ret = cider_kslot_val_room(ks, r);
+
+	if (ret)
+		return ret;
+	if (copy_from_user(ks->key, r->ukey, r->key_len))
+		return -EFAULT;
+	if (r->op != CIDER_KV_GET && r->val_len &&
+	    copy_from_user(ks->val, r->uval, r->val_len))
+		return -EFAULT;
+	return 0;
+}
+
+static const u8 cider_kvs_core_op[] = {
+	[CIDER_KV_GET] = CIDER_SEARCH,
+	[CIDER_KV_PUT] = CIDER_UPDATE,
+	[CIDER_KV_INSERT] = CIDER_INSERT,
+	[CIDER_KV_UPDATE] = CIDER_UPDATE,
+	[CIDER_KV_DELETE] = CIDER_DELETE,
+};
+
+/* Filled: run it, unless the copy failed or the store died meanwhile. */
+static int cider_kslot_run(struct cider_kslot *ks, struct cider_kv_req *r, int filled)
+{
+	struct cider_shard *sh = ks->sh;
+	int ret;
+
+	spin_lock_bh(&sh->lock);
+	ret = filled ?: cider_shard_dead(sh) ? -ENOTCONN : 0;
+	if (ret) {
+		/* It never ran: free again at once. */
+		r->ks = NULL;
+		ks->req = NULL;
+		sh->busy--;
+		cider_kslot_set_state(ks, CIDER_KSLOT_FREE);
+		spin_unlock_bh(&sh->lock);
+		wake_up(&sh->slot_wait);
+		return ret;
+	}
+	cider_kslot_set_state(ks, CIDER_KSLOT_RUNNING);
+	refcount_inc(&r->ref);		/* the store's, until it completes */
+	ks->expired = false;
+	ks->ends_at = ktime_get_ns() + cider_kvs_bound_ns(sh->kvs);
+	hrtimer_start(&ks->deadline, ns_to_ktime(ks->ends_at), HRTIMER_MODE_ABS_SOFT);
+	cider_kslot_start(sh, ks, cider_kvs_core_op[r->op]);
+	cider_shard_flush(sh);
+	return 0;
+}
+
+int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait)
+{
+	struct cider_shard *sh;
+	int ret;
+
+	if (!mn->kvs)
+		return -ENOTCONN;
+	if (r->key_len > mn->kvs->key_max || r->val_len > mn->kvs->val_max)
+		return -EINVAL;		/* kv.c checked: never */
+	ret = cider_kvs_pick(mn->kvs, r, &sh);
+	if (!ret && r->op == CIDER_KV_GET)
+		ret = cider_kv_req_out_room(r);
+	if (!ret)
+		ret = cider_shard_claim_wait(sh, r, nowait);
+	if (ret)
+		return ret;
+	return cider_kslot_run(r->ks, r, cider_kslot_fill(r->ks, r));
+}

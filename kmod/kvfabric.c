@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The KV store's fabric (kvshard.h): what the protocol core calls, with
+ * the shard's lock held (post, send, timer, wake, done), and the events
+ * that resume it: a slot's batch back from the data path, its timer.
+ * The core's verbs of one step become the slot's batch (one doorbell),
+ * its messages to the shard's own queue nodes go through the shard's
+ * ring; nothing is allocated here.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/random.h>
+
+#include "cider_trace.h"
+#include "fault.h"
+#include "kvshard.h"
+#include "mn.h"
+
+static void cider_kvs_batch_done(struct cider_batch *b);
+
+static u32 cider_verb_len(const struct cider_verb *v)
+{
+	return v->op == CIDER_V_CAS || v->op == CIDER_V_FAA ? 8 : v->len;
+}
+
+/* A verb on the slot's block buffer moves its bytes in place (cider_batch_ext). */
+static bool cider_verb_ext(const struct cider_kslot *ks, const struct cider_verb *v)
+{
+	return v->buf && v->buf == ks->blk;
+}
+
+/* Room a verb takes in the batch's own buffer. */
+static u32 cider_verb_room(const struct cider_kslot *ks, const struct cider_verb *v)
+{
+	return cider_verb_ext(ks, v) ? 0 : ALIGN(cider_verb_len(v), 8);
+}
+
+static void cider_kvs_batch_verb(struct cider_batch *b, struct cider_kslot *ks,
+				 unsigned int i, struct cider_verb *v, u32 off)
+{
+	switch (v->op) {
+	case CIDER_V_READ:
+		cider_batch_read(b, i, v->addr, v->len, off);
+		break;
+	case CIDER_V_WRITE:
+		if (!cider_verb_ext(ks, v))
+			memcpy(b->buf + off, v->buf ?: (void *)v->data, v->len);
+		cider_batch_write(b, i, v->addr, v->len, off);
+		break;
+	case CIDER_V_CAS:
+		cider_batch_cas(b, i, v->addr, v->arg0, v->arg1, off);
+		break;
+	default:
+		cider_batch_faa(b, i, v->addr, v->arg0, off);
+		break;
+	}
+	if (!cider_verb_ext(ks, v))
+		return;
+	cider_batch_ext(b, i, ks->blk_dma);
+	if (v->op == CIDER_V_WRITE)	/* the block is final: the device may read it */
+		ib_dma_sync_single_for_device(ks->sh->dma_dev, ks->blk_dma, v->len,
+					      DMA_BIDIRECTIONAL);
+}
+
+static void cider_kvs_batch_done(struct cider_batch *b);
+
+/* The core's verbs as one batch (one doorbell), in the slot's own. */
+static struct cider_batch *cider_kvs_batch(struct cider_kslot *ks, struct cider_verb *v,
+					   unsigned int n)
+{
+	struct cider_batch *b = ks->b;
+	unsigned int i;
+	u32 off;
+
+	cider_batch_rearm(b, n);
+	for (i = 0, off = 0; i < n; off += cider_verb_room(ks, &v[i]), i++) {
+		ks->sh->stats.verbs[v[i].op & 3]++;
+		cider_kvs_batch_verb(b, ks, i, &v[i], off);
+	}
+	b->priv = ks;
+	b->complete = cider_kvs_batch_done;
+	return b;
+}
+
+/* Build the slot's batch and queue it for the unlock. */
+static void cider_kslot_post(struct cider_shard *sh, struct cider_kslot *ks)
+{
+	struct cider_batch *b = cider_kvs_batch(ks, ks->v, ks->nv);
+
+	cider_kslot_set_state(ks, CIDER_KSLOT_POSTED);
+	list_add_tail(&b->node, &sh->posts);
+}
+
+/*
+ * Does every verb fit the buffer it names?  The core never asks otherwise.
+ * Bytes go to the slot's block buffer (moved in place), a coordinator's
+ * lock record (copied through the batch's buffer) or the verb's own words.
+ */
+static bool cider_kvs_verbs_fit(const struct cider_kslot *ks, const struct cider_client *c,
+				const struct cider_verb *v, unsigned int n)
+{
+	unsigned int i;
+	u32 room, used = 0;
+
+	if (n > ks->b->nr_max)
+		return false;
+	for (i = 0; i < n; i++) {
+		used += cider_verb_room(ks, &v[i]);
+		if (cider_verb_ext(ks, &v[i]))
+			room = ks->sh->kvs->blk_len;
+		else if (v[i].buf == c->lq_ring)
+			room = sizeof(c->lq_ring);
+		else if (!v[i].buf)
+			room = sizeof(v[i].data);
+		else
+			return false;
+		if (v[i].len > room)
+			return false;
+	}
+	return used <= ks->b->buf_len;
+}
+
+static void cider_kvs_post(void *fab, struct cider_client *c, struct cider_verb *v,
+			   unsigned int n)
+{
+	struct cider_shard *sh = fab;
+	struct cider_kslot *ks = cider_kslot_of(sh, c);
+	unsigned int i;
+
+	ks->v = v;
+	ks->nv = n;
+	if (WARN_ON_ONCE(!cider_kvs_verbs_fit(ks, c, v, n))) {
+		/* Unsent, failed: the core ends the operation. */
+		for (i = 0; i < n; i++)
+			v[i].status = -EIO;
+		cider_kslot_wake(sh, ks);
+		return;
+	}
+	if (cider_fault_kv_stall())
+		return;		/* lost on purpose: only the bound ends it */
+	cider_kslot_post(sh, ks);
+}
+
+static void cider_kvs_send(void *fab, struct cider_cn *from, u32 to_cn,
+			   const struct cider_msg *m)
+{
+	struct cider_shard *sh = fab;
+
+	if (to_cn != sh->cn.id) {
+		/*
+		 * A key maps to one shard on every CN, so only another CN's
+		 * queue node is addressed here: CN-to-CN links come with
+		 * several compute nodes.  The lease recovers the lock.
+		 */
+		atomic64_inc(&sh->kvs->msgs_lost);
+		pr_warn_ratelimited("store of mn%u: message to cn %u lost: no CN-to-CN links yet\n",
+				    sh->kvs->mn->id, to_cn);
+		return;
+	}
+	if (WARN_ON_ONCE(sh->mail_len == CIDER_KVS_MAIL)) {
+		atomic64_inc(&sh->kvs->msgs_lost);	/* the lease recovers */
+		return;
+	}
+	sh->mail[(sh->mail_head + sh->mail_len++) % CIDER_KVS_MAIL] = *m;
+}
+
+static void cider_kvs_timer(void *fab, struct cider_client *c, u64 delay_ns, u32 token)
+{
+	struct cider_kslot *ks = cider_kslot_of(fab, c);
+
+	ks->token = token;
+	hrtimer_start(&ks->timer, ns_to_ktime(delay_ns), HRTIMER_MODE_REL_SOFT);
+}
+
+static void cider_kvs_wake(void *fab, struct cider_client *c)
+{
+	struct cider_shard *sh = fab;
+
+	cider_kslot_wake(sh, cider_kslot_of(sh, c));
+}
+
+static void cider_kvs_done(void *fab, struct cider_client *c)
+{
+	struct cider_shard *sh = fab;
+
+	cider_kslot_done(sh, cider_kslot_of(sh, c));
+}
+
+static void cider_kvs_trace(void *fab, struct cider_client *c, u8 type, u64 lock, u64 a, u64 b)
+{
+	struct cider_shard *sh = fab;
+
+	trace_cider_lock(sh->kvs->mn->id, sh->cn.id, c->index, type, lock, a, b);
+}
+
+static u64 cider_kvs_now(void *fab)
+{
+	return ktime_get_ns();
+}
+
+static u32 cider_kvs_rand(void *fab)
+{
+	return get_random_u32();
+}
+
+const struct cider_fabric_ops cider_kvs_fabric_ops = {
+	.post = cider_kvs_post,
+	.send = cider_kvs_send,
+	.timer = cider_kvs_timer,
+	.wake = cider_kvs_wake,
+	.done = cider_kvs_done,
+	.trace = cider_kvs_trace,
+	.now = cider_kvs_now,
+	.rand = cider_kvs_rand,
+};
+
+/* The store dies with its first failure: the node is lost or refused us. */
+static void cider_kvs_die(struct cider_kvs *kvs, int status)
+{
+	if (atomic_cmpxchg(&kvs->dead, 0, status) == 0)
+		cider_mn_lost(kvs->mn, status);
+}
+
+/* The batch's verbs back in the core's hands, each with its status. */
+static void cider_kvs_unpack(struct cider_kslot *ks, struct cider_batch *b)
+{
+	unsigned int i;
+	u32 off;
+
+	for (i = 0, off = 0; i < ks->nv; off += cider_verb_room(ks, &ks->v[i]), i++) {
+		struct cider_verb *v = &ks->v[i];
+
+		v->status = b->wr[i].status;
+		if (v->status)
+			continue;
+		if (v->op == CIDER_V_READ && cider_verb_ext(ks, v))
+			ib_dma_sync_single_for_cpu(ks->sh->dma_dev, ks->blk_dma, v->len,
+						   DMA_BIDIRECTIONAL);
+		else if (v->op == CIDER_V_READ)
+			memcpy(v->buf ?: (void *)v->data, b->buf + off, v->len);
+		else if (v->op != CIDER_V_WRITE)
+			v->old = cider_batch_u64(b, i);
+	}
+}
+
+static void cider_kvs_batch_done(struct cider_batch *b)
+{
+	struct cider_kslot *ks = b->priv;
+	struct cider_shard *sh = ks->sh;
+
+	spin_lock_bh(&sh->lock);
+	/* Its operation ended by its bound meanwhile: the slot is the shard's. */
+	if (ks->state == CIDER_KSLOT_ORPHAN) {
+		cider_kslot_set_state(ks, CIDER_KSLOT_DEAD);
+		goto out;
+	}
+	if (WARN_ON_ONCE(ks->state != CIDER_KSLOT_POSTED))
+		goto out;
+	cider_kslot_set_state(ks, CIDER_KSLOT_RUNNING);
+	if (b->status)
+		cider_kvs_die(sh->kvs, b->status);
+	if (cider_shard_dead(sh) && !b->status) {
+		cider_kslot_abort(sh, ks);	/* killed while this batch was out */
+	} else {
+		/* A failed verb ends the operation in the core. */
+		cider_kvs_unpack(ks, b);
+		cider_client_resume(cider_kslot_client(ks));
+	}
+out:
+	cider_shard_flush(sh);
+}
+
+/* The core's timer (a backoff, a lock wait's poll). */
+enum hrtimer_restart cider_kslot_timer(struct hrtimer *t)
+{
+	struct cider_kslot *ks = container_of(t, struct cider_kslot, timer);
+	struct cider_shard *sh = ks->sh;
+
+	spin_lock_bh(&sh->lock);
+	if (!cider_shard_dead(sh) && ks->state == CIDER_KSLOT_RUNNING)
+		cider_client_timer(cider_kslot_client(ks), ks->token);
+	cider_shard_flush(sh);
+	return HRTIMER_NORESTART;
+}
+

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the KV store's three rooms share (kvstore.h has the concurrency
+ * model): the store and its shards (kvstore.c: their life, and what an
+ * operator sees), the slots that carry operations through the core
+ * (kslot.c: the slot machine) and the fabric the core calls and the data
+ * path completes (kvfabric.c).
+ */
+#ifndef _CIDER_KVSHARD_H
+#define _CIDER_KVSHARD_H
+
+#include <linux/hrtimer.h>
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+
+#include "core/client.h"
+#include "core/localwc.h"
+#include "cider.h"
+#include "kvstore.h"
+#include "transport.h"
+
+#define CIDER_KVS_MAX_SHARDS	16	/* qnode ids: 12 bits of CN = 256 x 16 */
+#define CIDER_KVS_SLOTS		32	/* core clients per shard (local WC: <= 64) */
+/*
+ * Hash store: a running slot holds a block buffer of the store's largest
+ * block (128 KiB for 64 KiB values), DMA-mapped for the store's life.  A
+ * shard runs only as many slots as fit this budget, at least
+ * CIDER_KVS_MIN_SLOTS: 8 for 64 KiB values, all 32 up to 32 KiB blocks.
+ */
+#define CIDER_KVS_BLOCK_BUDGET	SZ_1M
+#define CIDER_KVS_MIN_SLOTS	4
+#define CIDER_KVS_RING		1024	/* freed blocks waiting out the grace period, per class */
+/*
+ * A slot's batch buffer: the core's verbs copy at most one coordinator's
+ * lock record and, for the others, their own words (cider_kvs_verbs_fit()
+ * checks every batch against it).
+ */
+#define CIDER_KVS_BATCH_ROOM	(sizeof_field(struct cider_client, lq_ring) + \
+				 (CIDER_MAX_VERBS - 1) * sizeof_field(struct cider_verb, data))
+/*
+ * Messages between the shard's own queue nodes wait here for the end of
+ * the core step that sent them: at most one to each queue node.
+ */
+#define CIDER_KVS_MAIL		CIDER_QNODES_PER_CN
+#define CIDER_KVS_PICK_BYTES	64	/* of a key, hashed to choose its shard */
+
+struct cider_shard;
+
+/*
+ * A slot's life (kslot.c, cider_kslot_set_state() says which step may
+ * follow which); the shard's lock guards it.
+ */
+enum cider_kslot_state {
+	CIDER_KSLOT_FREE,	/* no operation; its client alive: claimable */
+	CIDER_KSLOT_FILLING,	/* claimed: its submitter copies the bytes in */
+	CIDER_KSLOT_RUNNING,	/* the core runs the operation, no verb of it out */
+	CIDER_KSLOT_POSTED,	/* the core runs it, its batch with the data path */
+	CIDER_KSLOT_AGAIN,	/* a PUT between two attempts, on the run queue */
+	CIDER_KSLOT_ORPHAN,	/* ended by its bound, its batch still out */
+	CIDER_KSLOT_DEAD,	/* free, its client dead: revived a lease after */
+	CIDER_KSLOT_NR_STATES
+};
+
+/* The kernel's side of one core client, and the operation's bytes. */
+struct cider_kslot {
+	struct cider_shard *sh;
+	struct cider_kv_req *req;	/* from FILLING to the operation's end */
+	u8 state;			/* enum cider_kslot_state */
+	struct hrtimer timer;		/* the core's */
+	u32 token;
+	struct hrtimer deadline;	/* the operation's bound: cider_kvs_bound_ns() */
+	u64 ends_at;			/* ns: when it is reached */
+	bool expired;			/* the bound ended the operation */
+	u64 died_at;			/* ns: its client died (revived a lease later) */
+	struct cider_verb *v;		/* the verbs the core posted */
+	unsigned int nv;
+	struct cider_batch *b;		/* the slot's own, mapped once: carries them */
+	u8 next_op;			/* AGAIN: the core operation to run next */
+	u8 attempts;			/* PUT: core operations run so far */
+	struct list_head run;		/* on the shard's run queue, or empty */
+	u8 *key;			/* the key, copied in once */
+	u8 *val;			/* the value in, or a GET's value out */
+	u32 val_cap;			/* bytes at val: grown by the slot's filler */
+	void *blk;			/* hash: the core's block buffer (c->buf), */
+	dma_addr_t blk_dma;		/* mapped on the shard's channel's device */
+};
+
+/*
+ * What a shard's operations cost and how they ended (under its lock; the
+ * debugfs file adds them up): the figures cider-sim reports, from the
+ * verbs the NIC was asked to post.
+ */
+enum {
+	CIDER_KVS_OK, CIDER_KVS_NOTFOUND, CIDER_KVS_EXISTS, CIDER_KVS_NOSPC, CIDER_KVS_UNKNOWN,
+	CIDER_KVS_FAILED, CIDER_KVS_NR_RES
+};
+
+struct cider_kvs_stats {
+	u64 ops[CIDER_KV_DELETE + 1][CIDER_KVS_NR_RES];	/* by CIDER_KV_* and result */
+	u64 verbs[4];			/* by CIDER_V_* */
+	u64 updates;			/* core UPDATEs ended (PUT runs as one) */
+	u64 pessimistic;		/* of which went the locked way */
+	u64 combined;			/* acknowledged, covered by another's write */
+	u64 installers;			/* writes that covered others */
+	u32 wc_seen[64];		/* recent installers (opid + 1), by opid */
+	u64 expired;			/* operations ended by their bound */
+	u64 revived;			/* dead clients given back to the shard */
+};
+
+struct cider_shard {
+	spinlock_t lock;		/* taken with _bh; everything below */
+	struct cider_kvs *kvs;
+	unsigned int index;
+	struct cider_channel *ch;
+	struct ib_device *dma_dev;	/* the blocks' mapping, until unmapped */
+	int dead;			/* -errno once the store died */
+	unsigned int busy;		/* slots not free */
+	bool freed;			/* a slot was freed: wake its waiters */
+	u32 opid;
+	struct list_head runq;		/* kslots to resume */
+	struct cider_msg mail[CIDER_KVS_MAIL];	/* to its own agent, a ring: */
+	unsigned int mail_head, mail_len;	/* delivered after the sender returns */
+	struct list_head posts;		/* batches to submit after the unlock */
+	struct list_head finished;	/* requests to complete after the unlock */
+	struct cider_kvs_stats stats;
+	wait_queue_head_t slot_wait;
+	struct cider_fabric fab;
+	struct cider_client clients[CIDER_KVS_SLOTS];
+	struct cider_kslot slots[CIDER_KVS_SLOTS];
+	struct cider_lwc lwc[CIDER_KVS_SLOTS];
+	struct cider_slab_ent *ring;	/* CIDER_KVS_RING per size class */
+	struct cider_cn cn;
+};
+
+struct cider_kvs {
+	struct cider_mn *mn;
+	struct cider_cfg cfg;
+	atomic_t dead;			/* -errno once the store died */
+	unsigned int nr_shards;
+	u32 key_max, val_max;		/* the store's limits: the slots' buffers */
+	u32 blk_len;			/* hash: the largest block; array: 0 */
+	unsigned int nr_slots;		/* slots a shard runs (the block budget) */
+	atomic64_t msgs_lost;		/* to other CNs: no CN-to-CN links yet */
+	struct cider_kv_pool *pool;	/* its requests */
+	struct cider_shard *shards[];
+};
+
+/* -errno once the store died: this shard was killed, or any verb failed. */
+static inline int cider_shard_dead(struct cider_shard *sh)
+{
+	return sh->dead ?: atomic_read(&sh->kvs->dead);
+}
+
+static inline struct cider_client *cider_kslot_client(struct cider_kslot *ks)
+{
+	return &ks->sh->clients[ks - ks->sh->slots];
+}
+
+static inline struct cider_kslot *cider_kslot_of(struct cider_shard *sh, struct cider_client *c)
+{
+	return &sh->slots[c - sh->clients];
+}
+
+/* kslot.c: the slot machine */
+extern const char *const cider_kslot_state_names[CIDER_KSLOT_NR_STATES];
+void cider_kslot_set_state(struct cider_kslot *ks, enum cider_kslot_state s);
+void cider_kslot_init(struct cider_kslot *ks, struct cider_shard *sh);
+void cider_kslot_start(struct cider_shard *sh, struct cider_kslot *ks, u8 op);
+void cider_kslot_wake(struct cider_shard *sh, struct cider_kslot *ks);
+void cider_kslot_done(struct cider_shard *sh, struct cider_kslot *ks);
+void cider_kslot_abort(struct cider_shard *sh, struct cider_kslot *ks);
+void cider_shard_flush(struct cider_shard *sh) __releases(&sh->lock);
+
+/* kvfabric.c: what the core calls, and the data path's and clock's events */
+extern const struct cider_fabric_ops cider_kvs_fabric_ops;
+enum hrtimer_restart cider_kslot_timer(struct hrtimer *t);
+
+#endif
+
