@@ -25,6 +25,8 @@ SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/f
 	selftests/cider/kvhash selftests/cider/cancel selftests/cider/kvbound
 # Run only under the debug kernel (they need its fault injection).
 DEBUG_SELFTESTS := selftests/cider/faults selftests/cider/kvfaults selftests/cider/removal selftests/cider/fuzz
+# The real-stack KV soak (make soak-kv; make check runs 2 minutes of it).
+SOAK_SELFTESTS := selftests/cider/soakkv
 CORE_SRC := kmod/core/credit.c kmod/core/backoff.c kmod/core/store.c
 PROTO_SRC := $(addprefix kmod/core/,client.c write.c lockqueue.c writecomb.c localwc.c contention.c \
 	alloc.c slab.c race.c hashindex.c block.c)
@@ -37,7 +39,7 @@ TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/c
 	 tools/cider-sim/cider-sim build/cider-sim-san
 
 .PHONY: sim-equiv sim-report soak bench host-tests all deps module module-debug module-6.12 sparse-6.12 \
-	debug-selftests sparse checkpatch \
+	debug-selftests sparse checkpatch soak-kv \
 	userspace check check-debug demo shell clean help
 
 all: module userspace
@@ -90,7 +92,7 @@ checkpatch: $(LT)/.done
 		--ignore LINUX_VERSION_CODE -f kmod/compat.h
 	tools/func-length 80 $(filter %.c,$(KERNEL_SRC))
 
-userspace: $(TOOLS) $(SELFTESTS) $(DEBUG_SELFTESTS) $(HOST_TESTS)
+userspace: $(TOOLS) $(SELFTESTS) $(DEBUG_SELFTESTS) $(SOAK_SELFTESTS) $(HOST_TESTS)
 
 host-tests:
 	@echo $(HOST_TESTS)
@@ -180,6 +182,11 @@ bench: deps module userspace
 	tools/vm/cider-vm run --out build/bench --timeout 1800 -- \
 		bash -c 'tools/bench-raw; raw=$$?; tools/bench-kv && exit $$raw'
 	tools/bench-kv-report build/bench
+
+# The real-stack KV soak in the test VM (tools/soak-kv): SOAK_KV_TIME
+# seconds (default 120), SOAK_KV_SEED to reproduce a run.
+soak-kv: deps module userspace
+	tools/soak-kv
 
 shell: deps module userspace
 	tools/vm/cider-vm shell

@@ -34,21 +34,31 @@ struct cider_kv_pool {
 static LIST_HEAD(cider_kv_reqs);
 static DEFINE_SPINLOCK(cider_kv_reqs_lock);
 
-struct cider_kv_pool *cider_kv_pool_create(unsigned int nr, u32 val_max)
+struct cider_kv_pool *cider_kv_pool_create(unsigned int nr, u32 val_max, bool eager)
 {
 	struct cider_kv_pool *p = kvzalloc(struct_size(p, reqs, nr), GFP_KERNEL);
 	unsigned int i;
 
 	if (!p)
 		return NULL;
+	p->nr = nr;
 	spin_lock_init(&p->lock);
 	INIT_LIST_HEAD(&p->free);
 	init_waitqueue_head(&p->wait);
 	p->val_max = val_max;
-	p->nr = nr;
 	for (i = 0; i < nr; i++) {
-		p->reqs[i].pool = p;
-		list_add_tail(&p->reqs[i].free, &p->free);
+		struct cider_kv_req *r = &p->reqs[i];
+
+		r->pool = p;
+		list_add_tail(&r->free, &p->free);
+		if (!eager)
+			continue;
+		r->out = kvmalloc(val_max, GFP_KERNEL);
+		if (!r->out) {
+			cider_kv_pool_free(p);
+			return NULL;
+		}
+		r->out_cap = val_max;
 	}
 	return p;
 }

@@ -44,6 +44,12 @@
  */
 #define CIDER_KVS_MAIL		CIDER_QNODES_PER_CN
 #define CIDER_KVS_PICK_BYTES	64	/* of a key, hashed to choose its shard */
+/*
+ * Value buffers (a slot's, a request's GET buffer) of a store whose
+ * values are at most this long are allocated whole with the store; the
+ * others grow with the values they carry.
+ */
+#define CIDER_KVS_EAGER_VALUE	256
 
 struct cider_shard;
 

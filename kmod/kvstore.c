@@ -219,6 +219,12 @@ static int cider_kslot_alloc(struct cider_kvs *kvs, struct cider_kslot *ks)
 	if (!ks->b)
 		return -ENOMEM;
 	cider_batch_put(ks->b);		/* the slot's reference alone, while idle */
+	if (kvs->val_max <= CIDER_KVS_EAGER_VALUE) {
+		ks->val = kvmalloc(kvs->val_max, GFP_KERNEL);
+		if (!ks->val)
+			return -ENOMEM;
+		ks->val_cap = kvs->val_max;
+	}
 	if (!kvs->blk_len)
 		return 0;
 	/* DMA-mapped: physically contiguous, not vmalloc. */
@@ -368,7 +374,8 @@ int cider_kvs_create(struct cider_mn *mn)
 	}
 	if (!ret) {
 		/* Twice the slots: room for operations waiting for one. */
-		kvs->pool = cider_kv_pool_create(2 * n * kvs->nr_slots, kvs->val_max);
+		kvs->pool = cider_kv_pool_create(2 * n * kvs->nr_slots, kvs->val_max,
+						 kvs->val_max <= CIDER_KVS_EAGER_VALUE);
 		ret = kvs->pool ? 0 : -ENOMEM;
 	}
 	if (ret) {

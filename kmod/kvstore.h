@@ -72,9 +72,10 @@ struct cider_kv_req {
 
 /*
  * A store's requests, nr of them, made with it (0 allocations per
- * operation); freed with it, once every request is back.
+ * operation), with GET buffers of @val_max bytes if @eager; freed with
+ * it, once every request is back.
  */
-struct cider_kv_pool *cider_kv_pool_create(unsigned int nr, u32 val_max);
+struct cider_kv_pool *cider_kv_pool_create(unsigned int nr, u32 val_max, bool eager);
 void cider_kv_pool_free(struct cider_kv_pool *p);
 /* @mn's store's pool, or NULL without a store. */
 struct cider_kv_pool *cider_kvs_pool(struct cider_mn *mn);

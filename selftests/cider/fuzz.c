@@ -502,8 +502,11 @@ static void home_attach(struct worker *w)
 		atomic_store(&w->home, at.mn_id + 1);
 	else if (cfg.verbose)
 		fprintf(stderr, "# w%u home attach: %s\n", w->index, strerror(-ret));
-	if (tally)
+	if (tally) {
 		atomic_fetch_add(&tally[NKINDS - 1][ret != 0], 1);
+		if (ret)	/* the row past the calls' count: the last refusal */
+			atomic_store(&tally[NKINDS][1], -ret);
+	}
 }
 
 /*
@@ -1256,6 +1259,9 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; tally && i < NKINDS; i++)
 		printf("# %-16s %8ld ok %8ld failed\n", kinds[i],
 		       atomic_load(&tally[i][0]), atomic_load(&tally[i][1]));
+	if (tally && atomic_load(&tally[NKINDS][1]))
+		printf("# ATTACH(home) last refused with %s\n",
+		       strerror((int)atomic_load(&tally[NKINDS][1])));
 	if (kv_res) {
 		printf("# KV results: %ld done", atomic_load(&kv_res[0]));
 		for (unsigned int e = 1; e <= KV_ERRNOS; e++)
