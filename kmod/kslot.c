@@ -280,11 +280,6 @@ static u64 cider_kvs_bound_ns(const struct cider_kvs *kvs)
 	return 2ULL * READ_ONCE(cider_op_timeout_ms) * NSEC_PER_MSEC + 10 * kvs->cfg.lease_ns;
 }
 
-u64 cider_kvs_bound_ms(struct cider_mn *mn)
-{
-	return mn->kvs ? div_u64(cider_kvs_bound_ns(mn->kvs), NSEC_PER_MSEC) : 0;
-}
-
 /*
  * An operation past its bound is a bug somewhere (a lost completion, wake
  * or message; a wait the protocol failed to bound): it ends now, with
@@ -438,7 +433,8 @@ static int cider_shard_claim_wait(struct cider_shard *sh, struct cider_kv_req *r
  * grows, by powers of two from 64 bytes up to the store's limit, so a slot
  * reallocates at most about a dozen times in its life.
  */
-static int cider_kslot_val_room(struct cider_kslot *ks, const struct cider_kv_req *r)
+static int cider_kslot_val_room(struct cider_kslot *ks, const struct cider_kv_req *r,
+				bool nowait)
 {
 	/* At least 8: the array store's values (val_max >= 8 >= val_len). */
 	u32 want = r->op == CIDER_KV_GET ? 0 : max_t(u32, r->val_len, 8), need;
@@ -447,9 +443,10 @@ static int cider_kslot_val_room(struct cider_kslot *ks, const struct cider_kv_re
 	if (want <= ks->val_cap)
 		return 0;
 	need = min_t(u32, roundup_pow_of_two(max_t(u32, want, 64)), ks->sh->kvs->val_max);
-	v = kvmalloc(need, GFP_KERNEL);
+	/* kvmalloc() without GFP_KERNEL is kmalloc() alone: no sleep. */
+	v = kvmalloc(need, nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_KERNEL);
 	if (!v)
-		return -ENOMEM;
+		return nowait ? -EAGAIN : -ENOMEM;
 	kvfree(ks->val);
 	ks->val = v;
 	WRITE_ONCE(ks->val_cap, need);	/* debugfs reads it under the lock */
@@ -457,9 +454,9 @@ static int cider_kslot_val_room(struct cider_kslot *ks, const struct cider_kv_re
 }
 
 /* The bytes, once, into the claimed slot (process context, may fault). */
-static int cider_kslot_fill(struct cider_kslot *ks, struct cider_kv_req *r)
+static int cider_kslot_fill(struct cider_kslot *ks, struct cider_kv_req *r, bool nowait)
 {
-	int ret = cider_kslot_val_room(ks, r);
+	int ret = cider_kslot_val_room(ks, r, nowait);
 
 	if (ret)
 		return ret;
@@ -501,6 +498,7 @@ static int cider_kslot_run(struct cider_kslot *ks, struct cider_kv_req *r, int f
 	refcount_inc(&r->ref);		/* the store's, until it completes */
 	ks->expired = false;
 	ks->ends_at = ktime_get_ns() + cider_kvs_bound_ns(sh->kvs);
+	r->ends_at = ks->ends_at;
 	hrtimer_start(&ks->deadline, ns_to_ktime(ks->ends_at), HRTIMER_MODE_ABS_SOFT);
 	cider_kslot_start(sh, ks, cider_kvs_core_op[r->op]);
 	cider_shard_flush(sh);
@@ -518,10 +516,10 @@ int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait)
 		return -EINVAL;		/* kv.c checked: never */
 	ret = cider_kvs_pick(mn->kvs, r, &sh);
 	if (!ret && r->op == CIDER_KV_GET)
-		ret = cider_kv_req_out_room(r);
+		ret = cider_kv_req_out_room(r, nowait);
 	if (!ret)
 		ret = cider_shard_claim_wait(sh, r, nowait);
 	if (ret)
 		return ret;
-	return cider_kslot_run(r->ks, r, cider_kslot_fill(r->ks, r));
+	return cider_kslot_run(r->ks, r, cider_kslot_fill(r->ks, r, nowait));
 }

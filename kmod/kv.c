@@ -128,22 +128,23 @@ static void cider_kv_wake(struct cider_kv_req *r)
 }
 
 /*
- * The store ends a running operation by its bound (kvstore.c), so this
+ * The store ends a running operation by its bound (kslot.c), so this
  * wait ends by then; a second of slack for the timer's softirq.  Should
- * the store ever fail to, the caller still gets an answer, and the
- * warning names the bug.  A fatal signal ends the wait early; the
- * operation finishes on the store's reference.
+ * the store ever fail to, the caller still gets an answer (-ECOMM: the
+ * operation may still take effect), and the warning names the bug.  A
+ * fatal signal ends the wait early; the operation finishes on the
+ * store's reference.
  */
 static int cider_kv_wait(struct cider_kv_req *r)
 {
-	unsigned long bound = msecs_to_jiffies(cider_kvs_bound_ms(r->mn) + MSEC_PER_SEC);
-	long left = wait_for_completion_killable_timeout(&r->done, bound);
+	s64 ns = (s64)(r->ends_at - ktime_get_ns()) + NSEC_PER_SEC;
+	long left = wait_for_completion_killable_timeout(&r->done,
+							 nsecs_to_jiffies(max_t(s64, ns, 0)) + 1);
 
 	if (left < 0)
 		return -EINTR;
-	if (WARN_ONCE(!left, "cider: KV op %u outlived its bound of %llu ms\n", r->op,
-		      cider_kvs_bound_ms(r->mn)))
-		return -ETIMEDOUT;
+	if (WARN_ONCE(!left, "cider: KV op %u outlived its bound\n", r->op))
+		return -ECOMM;
 	return 0;
 }
 

@@ -23,10 +23,11 @@
  * created, and a value buffer its filler grows to the values it carries.
  * Messages between the shard's own queue nodes go through a ring of the
  * shard: nothing is allocated or mapped per verb batch or message.
- * The submitter copies the key and value in once
- * (process context, the slot claimed), a GET's value is copied out from
- * the slot by its submitter; the slot is free again with the request's
- * last reference.
+ * The submitter copies the key and value in once (process context, the
+ * slot claimed); the core copies a GET's value into the request's own
+ * buffer, from which its submitter copies it out.  The slot is free again
+ * as soon as the operation ends: the result goes with the request
+ * (kvreq.c), whose pool the store keeps.
  */
 #ifndef _CIDER_KVSTORE_H
 #define _CIDER_KVSTORE_H
@@ -61,10 +62,12 @@ struct cider_kv_req {
 	struct list_head node;		/* the shard's finished list */
 	struct cider_uring_link ulink;	/* io_uring: the command */
 	u32 store;
-	struct list_head live;		/* every request taken, for debugfs */
+	struct list_head live;		/* on its pool's list while taken */
 	u64 born;			/* ns, when taken */
+	u64 ends_at;			/* ns: its bound, once it runs (kslot.c) */
 	/* the pool's, kept across operations */
 	struct cider_kv_pool *pool;
+	bool lent;			/* allocated: the pool was empty */
 	struct list_head free;		/* in the pool, while not taken */
 	u8 *out;			/* GET: the value lands here */
 	u32 out_cap;			/* bytes at out */
@@ -81,13 +84,13 @@ void cider_kv_pool_free(struct cider_kv_pool *p);
 struct cider_kv_pool *cider_kvs_pool(struct cider_mn *mn);
 /*
  * A request for one operation on @mn, taking over the caller's reference
- * to @mn (dropped with the request's last put); waits (killable, at most
- * op_timeout_ms) for one unless @nowait.  -EOPNOTSUPP without a store,
- * -EAGAIN none free, -EINTR.
+ * to @mn (dropped with the request's last put): the pool's, or when none
+ * is free one allocated for it.  -EOPNOTSUPP without a store, -ENOMEM
+ * (-EAGAIN when @nowait: it would have to sleep).
  */
 struct cider_kv_req *cider_kv_req_get(struct cider_mn *mn, bool nowait);
-/* GET: room in ->out for val_len bytes (process context): 0 or -ENOMEM. */
-int cider_kv_req_out_room(struct cider_kv_req *r);
+/* GET: room in ->out for val_len bytes: 0, -ENOMEM (-EAGAIN when @nowait). */
+int cider_kv_req_out_room(struct cider_kv_req *r, bool nowait);
 
 /* At attach, once the superblock is read: 0 or -ENOMEM. */
 int cider_kvs_create(struct cider_mn *mn);
@@ -120,8 +123,6 @@ void cider_kv_req_put(struct cider_kv_req *r);
 void cider_kv_reqs_show(struct seq_file *m);
 /* Its slot and the slot's machine, if it runs (a line's end). */
 void cider_kvs_req_show_slot(struct seq_file *m, struct cider_kv_req *r);
-/* The longest a running operation of @mn's store lasts (kv.rst); 0 without one. */
-u64 cider_kvs_bound_ms(struct cider_mn *mn);
 /* Teardown, before the device goes: the slots' buffers are unmapped. */
 void cider_kvs_unmap(struct cider_mn *mn);
 

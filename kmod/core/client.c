@@ -640,15 +640,13 @@ void cider_client_crash(struct cider_client *c)
 /*
  * May this operation's effect be visible?  Once it posted a CAS on the
  * data pointer, joined a lock queue (a combiner may install a later
- * value over its own, which then happened) or a local WC batch whose
- * combiner closed it.
+ * value over its own, which then happened) or a local WC batch: its
+ * combiner lives on and may still write the batch (its value, when it
+ * was the latest to join, or one that covers it).
  */
 static bool cider_client_exposed(const struct cider_client *c)
 {
-	const struct cider_lwc *lw = c->lw;
-
-	return c->exposed || c->qn || c->res == CIDER_RES_UNKNOWN ||
-	       (lw && c->lw_member && !lw->open && (lw->cur >> c->index & 1));
+	return c->exposed || c->qn || c->res == CIDER_RES_UNKNOWN || (c->lw && c->lw_member);
 }
 
 void cider_client_abort(struct cider_client *c)

@@ -192,7 +192,12 @@ bool cider_lwc_names(const struct cider_client *c)
 	for (i = 0; i < cn->nr_lwc; i++) {
 		const struct cider_lwc *lw = &cn->lwc[i];
 
-		if (lw->key && (lw->combiner == (s32)c->index || ((lw->cur | lw->next) & bit)))
+		if (!lw->key)
+			continue;
+		if (lw->combiner == (s32)c->index || ((lw->cur | lw->next) & bit))
+			return true;
+		/* A batch about to write its value, though it left the batch. */
+		if (c->val && (lw->val == c->val || lw->next_val == c->val))
 			return true;
 	}
 	return false;

@@ -30,7 +30,7 @@ bool cider_lwc_join(struct cider_client *c);
 bool cider_lwc_is_combiner(const struct cider_client *c);
 void cider_lwc_close(struct cider_client *c);
 struct cider_lwc_wake cider_lwc_finish(struct cider_client *c);
-/* Does any batch of @c's CN still name @c (combiner or member)? */
+/* Does any batch of @c's CN still name @c (combiner, member, or its value)? */
 bool cider_lwc_names(const struct cider_client *c);
 
 #endif

@@ -885,7 +885,7 @@ TEST_F(kv, a_warm_store_allocates_nothing_per_operation)
 /* PUTs of one key through io_uring, FLOOD_DEPTH in flight, on one store. */
 struct flood {
 	int fd;
-	unsigned int store, ops, ecomm;
+	unsigned int store, ops, ecomm, timedout;
 	int bad;			/* an unexpected result */
 };
 
@@ -920,6 +920,8 @@ static void *flood_run(void *arg)
 		i = (unsigned int)cqe->user_data;
 		if (cqe->res == -ECOMM)
 			f->ecomm++;
+		else if (cqe->res == -ETIMEDOUT)
+			f->timedout++;
 		else if (cqe->res)
 			f->bad = cqe->res;
 		io_uring_cqe_seen(&ring, cqe);
@@ -944,15 +946,21 @@ static void *flood_run(void *arg)
  * with its outcome unknown (ECOMM: what a failed verb of a queued UPDATE
  * gives).  In cider mode some UPDATE coordinated, within a bounded number
  * of rounds (under TCG collisions come by chance: in the first few).
+ *
+ * The lock queue (mcs, cider) bounds every wait; the CAS loops of caslock
+ * and osync do not, and on the debug kernel 48 PUTs on one key can starve
+ * one past its bound (kv.rst): there, ETIMEDOUT and ECOMM are results as
+ * long as the store's "expired" counter accounts for every one of them.
  */
 #define CNS 3
 
 TEST_F_TIMEOUT(kv, updates_queued_behind_another_cn_coordinate, 300)
 {
 	bool cider = !strcmp(variant->mode, "cider");
+	bool bounded = cider || !strcmp(variant->mode, "mcs");
 	unsigned int i, round, ecomm = 0;
 	struct cider_attach at[CNS];
-	long long coords = 0, c0[CNS];
+	long long coords = 0, c0[CNS], e0[CNS];
 	struct flood f[CNS];
 	pthread_t t[CNS];
 
@@ -967,13 +975,23 @@ TEST_F_TIMEOUT(kv, updates_queued_behind_another_cn_coordinate, 300)
 	for (round = 0; round < 30; round++) {
 		for (i = 0; i < CNS; i++) {
 			f[i] = (struct flood){ .fd = self->fd, .store = at[i].mn_id, .ops = 200 };
+			e0[i] = kv_counter(at[i].mn_id, "expired");
 			ASSERT_EQ(0, pthread_create(&t[i], NULL, flood_run, &f[i]));
 		}
 		for (i = 0; i < CNS; i++) {
 			pthread_join(t[i], NULL);
 			ecomm += f[i].ecomm;
 			EXPECT_EQ(0, f[i].bad) TH_LOG("cn %u: %d", i, f[i].bad);
-			EXPECT_EQ(0U, f[i].ecomm) TH_LOG("cn %u: %u PUTs ended ECOMM", i, f[i].ecomm);
+			if (bounded) {
+				EXPECT_EQ(0U, f[i].ecomm + f[i].timedout)
+					TH_LOG("cn %u: %u PUTs ended ECOMM, %u ETIMEDOUT", i,
+					       f[i].ecomm, f[i].timedout);
+			} else {
+				EXPECT_GE(kv_counter(at[i].mn_id, "expired") - e0[i],
+					  f[i].ecomm + f[i].timedout)
+					TH_LOG("cn %u: %u ECOMM, %u ETIMEDOUT", i, f[i].ecomm,
+					       f[i].timedout);
+			}
 		}
 		for (i = 0, coords = 0; i < CNS; i++)
 			coords += kv_counter(at[i].mn_id, "coordinated") - c0[i];

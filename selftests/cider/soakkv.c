@@ -11,8 +11,10 @@
  * again.  Every operation is recorded before it is invoked, in memory
  * the driver shares, so that a killed worker's operations stay in the
  * history as pending.  A phase fails on any operation that outlived its
- * bound (2 x op_timeout_ms + 10 leases, and a second), any ETIMEDOUT
- * (the bound had to end one), a GET whose bytes no write wrote, or a
+ * bound (2 x op_timeout_ms + 10 leases, and a second), any ETIMEDOUT in
+ * mcs or cider mode (the bound had to end one: the lock queue bounds
+ * every wait, the CAS loops of the baselines do not), a GET whose bytes
+ * no write wrote, or a
  * history that cider-sim --check-history does not find linearizable.
  * The guest's kernel log is checked by whoever booted it.  TAP output,
  * one result per phase; a failure prints its reproduction.
@@ -533,7 +535,12 @@ static int run_phase(unsigned int no, const struct phase *p, double secs, unsign
 	snprintf(path, sizeof(path), "/tmp/soakkv-%u.jsonl", no);
 	write_history(path, bound_ns, &t);
 	lin = check_history(path);
-	ok = !lin && !t.bad && !t.over_bound && !t.timedout;
+	/*
+	 * The lock queue (mcs, cider) bounds every wait, so ETIMEDOUT there
+	 * is a bug; the CAS loops of caslock and osync may starve (kv.rst).
+	 */
+	ok = !lin && !t.bad && !t.over_bound &&
+	     (!t.timedout || !strcmp(p->mode, "caslock") || !strcmp(p->mode, "osync"));
 	printf("%s %u phase %u: %s/%s, %u keys, %u processes: %u operations (%u pending), %u killed, %u detaches, longest %.1f ms%s%s%s%s\n",
 	       ok ? "ok" : "not ok", no, no, p->mode, p->hash ? "hash" : "array", p->nkeys, nprocs,
 	       atomic_load(&sh->nrec) > MAX_RECS ? MAX_RECS : atomic_load(&sh->nrec), t.pending,
@@ -541,6 +548,8 @@ static int run_phase(unsigned int no, const struct phase *p, double secs, unsign
 	       t.bad ? ", GETs returned bytes nobody wrote" : "",
 	       t.over_bound ? ", operations outlived their bound" : "",
 	       t.timedout ? ", operations ended by their bound (ETIMEDOUT)" : "");
+	if (t.timedout)
+		printf("# %u operations ended by their bound (ETIMEDOUT)\n", t.timedout);
 	fflush(stdout);
 	return !ok;
 }

@@ -361,6 +361,22 @@ TEST(an_aborted_queued_update_is_unknown)
 	free(r);
 }
 
+/* A member of an open local batch that ends early may still be written. */
+TEST(an_aborted_member_of_an_open_local_batch_is_unknown)
+{
+	struct rig *r = rig_new(CIDER_MODE_CIDER);
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->lwc[0] = (struct cider_lwc){ .key = r->c.key + 1, .combiner = 5, .open = true,
+					.cur = 1, .val = r->val };
+	r->c.lw = &r->lwc[0];
+	r->c.lw_member = true;
+	cider_client_abort(&r->c);
+	ASSERT_EQ(CIDER_RES_UNKNOWN, r->c.res);
+	free(r);
+}
+
 /* An aborted waiter, revived: its old queue node is gone, it runs again. */
 TEST(a_revived_client_drops_its_old_queue_node_and_runs_again)
 {
@@ -413,6 +429,11 @@ TEST(a_dead_member_of_a_local_batch_is_revived_only_once_settled)
 	ASSERT_FALSE(cider_client_revive(&r->c));
 	r->lwc[0].next = 0;
 	r->lwc[0].combiner = 0;			/* its own batch */
+	ASSERT_FALSE(cider_client_revive(&r->c));
+	/* Dropped from the batch, but the next one still writes its value. */
+	r->c.val = r->val;
+	r->lwc[0].combiner = 5;
+	r->lwc[0].next_val = r->val;
 	ASSERT_FALSE(cider_client_revive(&r->c));
 	r->lwc[0].key = 0;			/* settled: the entry is free */
 	ASSERT_TRUE(cider_client_revive(&r->c));
