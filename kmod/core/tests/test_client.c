@@ -338,20 +338,26 @@ TEST(a_failed_pointer_cas_ends_the_operation_as_unknown)
 	free(r);
 }
 
+/* An mcs UPDATE of key 3 queued with ticket 10, one ahead, parked. */
+static void queue_behind_one(struct rig *r)
+{
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = cider_word(1, DATA_OFF + 4096);
+	complete(r);
+	r->f.v[0].old = 9ULL << 32 | 1;		/* ticket 10, one ahead */
+	complete(r);
+	r->f.v[1].data[0] = 9ULL << 32 | 2;	/* its entry written: not its turn yet */
+	complete(r);
+}
+
 /* The fabric gives up on a parked operation: in a lock queue it may have happened. */
 TEST(an_aborted_queued_update_is_unknown)
 {
 	struct rig *r = rig_new(CIDER_MODE_MCS);
 
 	ASSERT_TRUE(r != NULL);
-	start(r, CIDER_UPDATE, 3, 7, 1);
-	r->f.v[0].data[0] = cider_word(1, DATA_OFF + 4096);
-	complete(r);
-	r->f.v[0].old = 9ULL << 32 | 1;		/* ticket 10, one ahead */
-	complete(r);
+	queue_behind_one(r);
 	ASSERT_EQ(CIDER_V_WRITE, r->f.v[0].op);	/* its entry, and the header */
-	r->f.v[1].data[0] = 9ULL << 32 | 2;	/* not its turn yet */
-	complete(r);
 	ASSERT_TRUE(r->c.parked);
 	cider_client_abort(&r->c);
 	ASSERT_EQ(CIDER_RES_UNKNOWN, r->c.res);
@@ -385,13 +391,7 @@ TEST(a_revived_client_drops_its_old_queue_node_and_runs_again)
 	u32 posts;
 
 	ASSERT_TRUE(r != NULL);
-	start(r, CIDER_UPDATE, 3, 7, 1);
-	r->f.v[0].data[0] = cider_word(1, DATA_OFF + 4096);
-	complete(r);
-	r->f.v[0].old = 9ULL << 32 | 1;		/* ticket 10, one ahead */
-	complete(r);
-	r->f.v[1].data[0] = 9ULL << 32 | 2;
-	complete(r);
+	queue_behind_one(r);
 	ASSERT_TRUE(r->c.parked);
 	m.to_slot = cider_qid_slot(r->c.qn->id);
 	cider_client_abort(&r->c);
