@@ -301,10 +301,14 @@ static void kv_fail_every_allocation(struct __test_metadata *_metadata, int fd,
 				break;
 			injected[step]++;
 		}
+		/*
+		 * cider.ko allocates nothing for an operation (its request is
+		 * the store's pool's, its slot's buffers and batch are the
+		 * slot's): what fails here is the rest of the kernel's
+		 * (io_uring's, the RDMA device's), or nothing at all.
+		 */
 		TH_LOG("%s%s: %u allocations failed in turn", kv_step_name[step],
 		       ring ? " by io_uring" : "", injected[step]);
-		/* Each reaches at least its request's allocation. */
-		ASSERT_LT(0, injected[step]);
 	}
 }
 
@@ -325,10 +329,11 @@ TEST_F_TIMEOUT(kvalloc, kv_io_uring_fails_cleanly_at_every_allocation, 300)
 }
 
 /*
- * An operation whose batch cannot be allocated must not cost the store
+ * An operation during which an allocation fails must not cost the store
  * one of its operation slots for good: far more such failures than a
- * shard has slots, on one key (one shard), and the key still serves at
- * once, by ioctl and by io_uring.
+ * shard has slots, on one key (one shard), each allocation the PUT makes
+ * in its caller in turn (cider.ko makes none: they are the kernel's), and
+ * the key still serves at once, by ioctl and by io_uring.
  */
 TEST_F_TIMEOUT(kvalloc, allocation_failures_cost_no_operation_slot, 300)
 {
@@ -344,11 +349,12 @@ TEST_F_TIMEOUT(kvalloc, allocation_failures_cost_no_operation_slot, 300)
 	ASSERT_EQ(0, put8(self->fd, s, key, 2));
 	total = allocations_since_count();
 	TH_LOG("a PUT makes %ld allocations in the caller", total);
-	ASSERT_LT(1, total);
+	if (!total)
+		SKIP(return, "a PUT allocates nothing in its caller: nothing to fail");
 	for (i = 0; i < SLOT_ROUNDS; i++) {
 		v = 100 + i;
-		/* Every allocation after the request's own, in turn. */
-		ASSERT_EQ(0, fi_fail_nth(2 + i % (total - 1)));
+		/* Every allocation in turn. */
+		ASSERT_EQ(0, fi_fail_nth(1 + i % total));
 		ret = put8(self->fd, s, key, v);
 		hit = fi_fail_nth_hit();
 		ASSERT_LE(0, hit);
