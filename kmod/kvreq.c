@@ -64,6 +64,7 @@ struct cider_kv_pool *cider_kv_pool_create(unsigned int nr, u32 val_max, bool ea
 	spin_lock_init(&p->lock);
 	INIT_LIST_HEAD(&p->free);
 	INIT_LIST_HEAD(&p->live);
+	INIT_LIST_HEAD(&p->node);	/* unlisted until whole */
 	p->val_max = val_max;
 	p->eager = eager;
 	p->nr = nr;
@@ -91,8 +92,7 @@ void cider_kv_pool_free(struct cider_kv_pool *p)
 	if (!p)
 		return;
 	spin_lock_bh(&cider_kv_pools_lock);
-	if (p->node.next)	/* listed: a whole pool */
-		list_del(&p->node);
+	list_del(&p->node);		/* a failed create's: on no list, a no-op */
 	spin_unlock_bh(&cider_kv_pools_lock);
 	for (i = 0; i < p->nr; i++)
 		kvfree(p->reqs[i].out);

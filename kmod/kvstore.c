@@ -66,6 +66,14 @@ struct cider_kv_pool *cider_kvs_pool(struct cider_mn *mn)
 
 /* ---- what an operator can see ---- */
 
+/* A client's machine by state names, and how it waits: a line's end. */
+static void cider_client_show(struct seq_file *m, const struct cider_client *c)
+{
+	seq_printf(m, "%s > %s > %s%s%s\n", cider_client_state_name(c),
+		   cider_client_sub_state_name(c), cider_client_leaf_state_name(c),
+		   c->parked ? ", parked" : "", c->dead ? ", client dead" : "");
+}
+
 static void cider_shard_show(struct seq_file *m, struct cider_shard *sh)
 {
 	unsigned long long val_bytes = 0;
@@ -87,11 +95,10 @@ static void cider_shard_show(struct seq_file *m, struct cider_shard *sh)
 			seq_printf(m, "  slot %u %s\n", s, cider_kslot_state_names[ks->state]);
 			continue;
 		}
-		seq_printf(m, "  slot %u %s op %u key %u bytes id %#llx: %s > %s > %s%s%s\n", s,
+		seq_printf(m, "  slot %u %s op %u key %u bytes id %#llx: ", s,
 			   cider_kslot_state_names[ks->state], ks->req->op, ks->req->key_len,
-			   c->key, cider_client_state_name(c), cider_client_sub_state_name(c),
-			   cider_client_leaf_state_name(c), c->parked ? ", parked" : "",
-			   c->dead ? ", client dead" : "");
+			   c->key);
+		cider_client_show(m, c);
 	}
 	for (s = 0; s < CIDER_QNODES_PER_CN; s++) {
 		const struct cider_qnode *q = &sh->cn.q[s];
@@ -174,14 +181,13 @@ void cider_kvs_req_show_slot(struct seq_file *m, struct cider_kv_req *r)
 	}
 	c = cider_kslot_client(ks);
 	spin_lock_bh(&sh->lock);
-	if (ks->req != r)	/* it ended meanwhile */
+	if (ks->req != r) {	/* it ended meanwhile */
 		seq_puts(m, " ended\n");
-	else
-		seq_printf(m, " shard %u slot %u %s: %s > %s > %s%s%s\n", sh->index,
-			   (unsigned int)(ks - sh->slots), cider_kslot_state_names[ks->state],
-			   cider_client_state_name(c), cider_client_sub_state_name(c),
-			   cider_client_leaf_state_name(c), c->parked ? ", parked" : "",
-			   c->dead ? ", client dead" : "");
+	} else {
+		seq_printf(m, " shard %u slot %u %s: ", sh->index,
+			   (unsigned int)(ks - sh->slots), cider_kslot_state_names[ks->state]);
+		cider_client_show(m, c);
+	}
 	spin_unlock_bh(&sh->lock);
 }
 
