@@ -463,7 +463,10 @@ static int write_history(const char *path, uint64_t bound_ns, struct tally *t)
 	return fclose(f);
 }
 
-/* cider-sim --check-history: its exit status, its verdict printed. */
+/*
+ * cider-sim --check-history: its exit status (0 linearizable, 1 a
+ * violation, 2 malformed, 3 inconclusive), its verdict printed.
+ */
 static int check_history(const char *path)
 {
 	const char *sim = getenv("CIDER_SIM") ?: "tools/cider-sim/cider-sim";
@@ -479,6 +482,16 @@ static int check_history(const char *path)
 		printf("#   %s", line);
 	st = pclose(p);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static const char *lin_verdict(int status)
+{
+	switch (status) {
+	case 0: return "";
+	case 1: return ", history NOT linearizable";
+	case 3: return ", history check inconclusive (its search bound)";
+	default: return ", history check failed";
+	}
 }
 
 static long param(const char *name, long dflt)
@@ -532,7 +545,8 @@ static int run_phase(unsigned int no, const struct phase *p, double secs, unsign
 		cider_detach(fd, i - 1);
 	close(fd);
 	memd_stop(&m, SIGTERM);
-	snprintf(path, sizeof(path), "/tmp/soakkv-%u.jsonl", no);
+	/* In the results share, so that a failing phase's history survives. */
+	snprintf(path, sizeof(path), "%s/soakkv-%u.jsonl", getenv("CIDER_TAP_DIR") ?: "/tmp", no);
 	write_history(path, bound_ns, &t);
 	lin = check_history(path);
 	/*
@@ -544,12 +558,16 @@ static int run_phase(unsigned int no, const struct phase *p, double secs, unsign
 	printf("%s %u phase %u: %s/%s, %u keys, %u processes: %u operations (%u pending), %u killed, %u detaches, longest %.1f ms%s%s%s%s\n",
 	       ok ? "ok" : "not ok", no, no, p->mode, p->hash ? "hash" : "array", p->nkeys, nprocs,
 	       atomic_load(&sh->nrec) > MAX_RECS ? MAX_RECS : atomic_load(&sh->nrec), t.pending,
-	       t.killed, t.detaches, t.max_ns / 1e6, lin ? ", history NOT linearizable" : "",
+	       t.killed, t.detaches, t.max_ns / 1e6, lin_verdict(lin),
 	       t.bad ? ", GETs returned bytes nobody wrote" : "",
 	       t.over_bound ? ", operations outlived their bound" : "",
 	       t.timedout ? ", operations ended by their bound (ETIMEDOUT)" : "");
 	if (t.timedout)
 		printf("# %u operations ended by their bound (ETIMEDOUT)\n", t.timedout);
+	if (ok)
+		unlink(path);
+	else
+		printf("# the phase's history: %s\n", path);
 	fflush(stdout);
 	return !ok;
 }
