@@ -18,21 +18,21 @@
 #include "cider.h"
 #include "compat.h"
 #include "mn.h"
+#include "uargs.h"
 #include "uring.h"
 
-static int cider_get_info(struct cider_info __user *uinfo)
+static int cider_get_info(struct cider_info __user *uinfo, unsigned int cmd)
 {
 	struct cider_info *info;
-	int ret = 0;
+	int ret;
 
 	info = kmalloc(sizeof(*info), GFP_KERNEL);
 	if (!info)
 		return -ENOMEM;
-	if (copy_from_user(info, uinfo, sizeof(*info))) {
-		ret = -EFAULT;
+	ret = cider_uargs_in(info, sizeof(*info), CIDER_INFO_SIZE_VER0, uinfo, cmd);
+	if (ret)
 		goto out;
-	}
-	if (info->size != sizeof(*info) || info->flags ||
+	if (info->flags || info->features ||
 	    memchr_inv(info->reserved, 0, sizeof(info->reserved))) {
 		ret = -EINVAL;
 		goto out;
@@ -40,51 +40,59 @@ static int cider_get_info(struct cider_info __user *uinfo)
 
 	/* Only the validated inputs survive into the reply. */
 	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
+	info->size = _IOC_SIZE(cmd);
 	info->abi_version = CIDER_ABI_VERSION;
+	info->features = CIDER_FEATURES;
 	strscpy(info->version, cider_version, sizeof(info->version));
 	cider_ibdev_fill_info(info);
-
-	if (copy_to_user(uinfo, info, sizeof(*info)))
-		ret = -EFAULT;
+	ret = cider_uargs_out(uinfo, info, sizeof(*info), cmd);
 out:
 	kfree(info);
 	return ret;
 }
 
+/*
+ * By type, number and direction: the size in @cmd is the caller's
+ * structure's (uargs.c), whichever release of the header it had.
+ */
 static long cider_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
 
-	switch (cmd) {
-	case CIDER_IOC_GET_INFO:
-		return cider_get_info(uarg);
-	case CIDER_IOC_ATTACH:
-		return cider_ioctl_attach(uarg);
-	case CIDER_IOC_DETACH:
-		return cider_ioctl_detach(uarg);
-	case CIDER_IOC_MN_INFO:
-		return cider_ioctl_mn_info(uarg);
-	case CIDER_IOC_RAW:
-		return cider_ioctl_raw(uarg);
-	case CIDER_IOC_KV:
-		return cider_ioctl_kv(uarg);
+	switch (CIDER_IOC_BASE(cmd)) {
+	case CIDER_IOC_BASE(CIDER_IOC_GET_INFO):
+		return cider_get_info(uarg, cmd);
+	case CIDER_IOC_BASE(CIDER_IOC_ATTACH):
+		return cider_ioctl_attach(uarg, cmd);
+	case CIDER_IOC_BASE(CIDER_IOC_DETACH):
+		return cider_ioctl_detach(uarg, cmd);
+	case CIDER_IOC_BASE(CIDER_IOC_MN_INFO):
+		return cider_ioctl_mn_info(uarg, cmd);
+	case CIDER_IOC_BASE(CIDER_IOC_RAW):
+		return cider_ioctl_raw(uarg, cmd);
+	case CIDER_IOC_BASE(CIDER_IOC_KV):
+		return cider_ioctl_kv(uarg, cmd);
 	default:
 		return -ENOTTY;
 	}
+}
+
+static bool cider_uring_is_kv(const struct io_uring_cmd *cmd)
+{
+	return CIDER_IOC_BASE(cmd->cmd_op) == CIDER_IOC_BASE(CIDER_IOC_KV);
 }
 
 static int cider_uring_dispatch(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
 	/* Only commands under way were marked cancelable: RAW and KV. */
 	if (cider_uring_cancelling(issue_flags)) {
-		if (cmd->cmd_op == CIDER_IOC_KV)
+		if (cider_uring_is_kv(cmd))
 			cider_kv_uring_cancel(cmd, issue_flags);
 		else
 			cider_raw_uring_cancel(cmd, issue_flags);
 		return 0;
 	}
-	if (cmd->cmd_op == CIDER_IOC_KV)
+	if (cider_uring_is_kv(cmd))
 		return cider_kv_uring_cmd(cmd, issue_flags);
 	return cider_uring_cmd(cmd, issue_flags);
 }

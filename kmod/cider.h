@@ -11,6 +11,10 @@
 
 extern const char cider_version[];
 
+/* GET_INFO's features: what this module does (uapi CIDER_FEAT_*). */
+#define CIDER_FEATURES	(CIDER_FEAT_EXT_ARGS | CIDER_FEAT_RAW | CIDER_FEAT_KV_ARRAY | \
+			 CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING)
+
 /* ibdev.c: RDMA devices as ib_core adds and removes them. */
 int cider_ibdev_init(void);
 void cider_ibdev_exit(void);
@@ -21,12 +25,12 @@ void cider_ibdev_put_pd(struct ib_device *ibdev);
 
 /* rawop.c: raw one-sided operations, by ioctl and io_uring. */
 struct io_uring_cmd;
-long cider_ioctl_raw(void __user *uarg);
+long cider_ioctl_raw(void __user *uarg, unsigned int cmd);
 int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 void cider_raw_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags);
 
 /* kv.c: key-value operations, by ioctl and io_uring. */
-long cider_ioctl_kv(void __user *uarg);
+long cider_ioctl_kv(void __user *uarg, unsigned int cmd);
 int cider_kv_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 void cider_kv_uring_cancel(struct io_uring_cmd *cmd, unsigned int issue_flags);
 

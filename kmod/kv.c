@@ -15,6 +15,7 @@
 #include "core/store.h"
 #include "kvstore.h"
 #include "mn.h"
+#include "uargs.h"
 
 /* Per-command state kept in the io_uring command itself. */
 struct cider_kv_pdu {
@@ -24,8 +25,7 @@ struct cider_kv_pdu {
 /* The command's shape, before any store is looked at. */
 static int cider_kv_check(const struct cider_kv_cmd *cmd)
 {
-	if (cmd->size != sizeof(*cmd) || cmd->flags ||
-	    memchr_inv(cmd->reserved, 0, sizeof(cmd->reserved)))
+	if (cmd->flags || memchr_inv(cmd->reserved, 0, sizeof(cmd->reserved)))
 		return -EINVAL;
 	if (cmd->opcode < CIDER_KV_GET || cmd->opcode > CIDER_KV_DELETE || !cmd->key_len)
 		return -EINVAL;
@@ -148,7 +148,7 @@ static int cider_kv_wait(struct cider_kv_req *r)
 	return 0;
 }
 
-long cider_ioctl_kv(void __user *uarg)
+long cider_ioctl_kv(void __user *uarg, unsigned int ioc)
 {
 	struct cider_kv_cmd __user *ucmd = uarg;
 	struct cider_kv_cmd cmd;
@@ -156,8 +156,9 @@ long cider_ioctl_kv(void __user *uarg)
 	u32 len;
 	int ret;
 
-	if (copy_from_user(&cmd, uarg, sizeof(cmd)))
-		return -EFAULT;
+	ret = cider_uargs_in(&cmd, sizeof(cmd), CIDER_KV_CMD_SIZE_VER0, uarg, ioc);
+	if (ret)
+		return ret;
 	r = cider_kv_build(&cmd, false);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
@@ -215,11 +216,13 @@ int cider_kv_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 	int ret;
 
 	BUILD_BUG_ON(sizeof(*pdu) > sizeof(ucmd->pdu));
-	BUILD_BUG_ON(sizeof(cmd) > 80);
+	BUILD_BUG_ON(sizeof(cmd) > CIDER_URING_CMD_AREA);
 	if (ucmd->flags || !(issue_flags & IO_URING_F_SQE128))
 		return -EINVAL;
-	/* One copy out of the shared ring, checked after the copy. */
-	memcpy(&cmd, cider_uring_payload(ucmd), sizeof(cmd));
+	ret = cider_uargs_in_sqe(&cmd, sizeof(cmd), CIDER_KV_CMD_SIZE_VER0,
+				 cider_uring_payload(ucmd), ucmd->cmd_op);
+	if (ret)
+		return ret;
 	/* -EAGAIN without a free request: io_uring retries from a worker. */
 	r = cider_kv_build(&cmd, issue_flags & IO_URING_F_NONBLOCK);
 	if (IS_ERR(r))

@@ -17,13 +17,13 @@
 #include <linux/xarray.h>
 
 #include "cider.h"
-#include "cider.h"
 #include "cider_trace.h"
 #include "core/store.h"
 #include "debugfs.h"
 #include "kvstore.h"
 #include "mn.h"
 #include "params.h"
+#include "uargs.h"
 
 /*
  * Every node, from the start of its attach; lookups see it only once it
@@ -531,7 +531,7 @@ static int cider_mn_probe(struct cider_mn *mn)
 
 static int cider_attach_check(const struct cider_attach *at)
 {
-	if (at->size != sizeof(*at) || at->flags || at->reserved0 ||
+	if (at->flags || at->reserved0 ||
 	    memchr_inv(at->reserved, 0, sizeof(at->reserved)))
 		return -EINVAL;
 	if (at->cn_id > CIDER_MAX_CN_ID || !at->port ||
@@ -632,21 +632,20 @@ static int cider_mn_attach(struct cider_attach *at)
 	return 0;
 }
 
-long cider_ioctl_attach(void __user *uarg)
+long cider_ioctl_attach(void __user *uarg, unsigned int cmd)
 {
 	struct cider_attach at;
 	int ret;
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	if (copy_from_user(&at, uarg, sizeof(at)))
-		return -EFAULT;
-	ret = cider_attach_check(&at);
+	ret = cider_uargs_in(&at, sizeof(at), CIDER_ATTACH_SIZE_VER0, uarg, cmd);
+	ret = ret ?: cider_attach_check(&at);
 	if (ret)
 		return ret;
 	ret = cider_mn_attach(&at);
-	if (!ret && copy_to_user(uarg, &at, sizeof(at)))
-		ret = -EFAULT;	/* still attached: the node shows in MN_INFO */
+	if (!ret)	/* a fault leaves it attached: the node shows in MN_INFO */
+		ret = cider_uargs_out(uarg, &at, sizeof(at), cmd);
 	return ret;
 }
 
@@ -659,16 +658,18 @@ static void cider_mn_remove(struct cider_mn *mn)
 	cider_mn_put(mn);
 }
 
-long cider_ioctl_detach(void __user *uarg)
+long cider_ioctl_detach(void __user *uarg, unsigned int cmd)
 {
 	struct cider_detach dt;
 	struct cider_mn *mn;
+	int ret;
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	if (copy_from_user(&dt, uarg, sizeof(dt)))
-		return -EFAULT;
-	if (dt.size != sizeof(dt) || memchr_inv(dt.reserved, 0, sizeof(dt.reserved)))
+	ret = cider_uargs_in(&dt, sizeof(dt), CIDER_DETACH_SIZE_VER0, uarg, cmd);
+	if (ret)
+		return ret;
+	if (memchr_inv(dt.reserved, 0, sizeof(dt.reserved)))
 		return -EINVAL;
 	mutex_lock(&cider_mns_lock);
 	mn = xa_load(&cider_mns, dt.mn_id);
@@ -720,20 +721,22 @@ static void cider_mn_describe(const struct cider_mn *mn, struct cider_mn_info *m
 	mi->max_value_len = mn->sb.max_value_len;
 }
 
-long cider_ioctl_mn_info(void __user *uarg)
+long cider_ioctl_mn_info(void __user *uarg, unsigned int cmd)
 {
 	struct cider_mn_info mi;
 	struct cider_mn *mn;
 	unsigned long id;
-	int ret = -ENOENT;
+	int ret;
 
-	if (copy_from_user(&mi, uarg, sizeof(mi)))
-		return -EFAULT;
-	if (mi.size != sizeof(mi) || memchr_inv(mi.reserved, 0, sizeof(mi.reserved)))
+	ret = cider_uargs_in(&mi, sizeof(mi), CIDER_MN_INFO_SIZE_VER0, uarg, cmd);
+	if (ret)
+		return ret;
+	if (memchr_inv(mi.reserved, 0, sizeof(mi.reserved)))
 		return -EINVAL;
 	id = mi.mn_id;
 	memset(&mi, 0, sizeof(mi));
-	mi.size = sizeof(mi);
+	mi.size = _IOC_SIZE(cmd);
+	ret = -ENOENT;
 	mutex_lock(&cider_mns_lock);
 	xa_for_each_start(&cider_mns, id, mn, id) {
 		if (!mn->listed)
@@ -743,9 +746,7 @@ long cider_ioctl_mn_info(void __user *uarg)
 		break;
 	}
 	mutex_unlock(&cider_mns_lock);
-	if (!ret && copy_to_user(uarg, &mi, sizeof(mi)))
-		ret = -EFAULT;
-	return ret;
+	return ret ?: cider_uargs_out(uarg, &mi, sizeof(mi), cmd);
 }
 
 /* Does @mn, attached or still attaching, use @ibdev? */

@@ -87,8 +87,8 @@ int cider_mn_run(struct cider_mn *mn, struct cider_channel *ch, struct cider_bat
 void cider_mn_device_removed(struct ib_device *ibdev);
 void cider_mn_exit(void);
 
-long cider_ioctl_attach(void __user *uarg);
-long cider_ioctl_detach(void __user *uarg);
-long cider_ioctl_mn_info(void __user *uarg);
+long cider_ioctl_attach(void __user *uarg, unsigned int cmd);
+long cider_ioctl_detach(void __user *uarg, unsigned int cmd);
+long cider_ioctl_mn_info(void __user *uarg, unsigned int cmd);
 
 #endif

@@ -14,6 +14,7 @@
 #include "cider.h"
 #include "compat.h"
 #include "mn.h"
+#include "uargs.h"
 #include "uring.h"
 
 /* Owned by the batch (cider_raw_release): it lives as long as the batch. */
@@ -59,8 +60,7 @@ static int cider_raw_check_op(const struct cider_raw_op *op, u64 region)
 
 static int cider_raw_check(const struct cider_raw_batch *rb)
 {
-	if (rb->size != sizeof(*rb) || rb->flags ||
-	    memchr_inv(rb->reserved, 0, sizeof(rb->reserved)))
+	if (rb->flags || memchr_inv(rb->reserved, 0, sizeof(rb->reserved)))
 		return -EINVAL;
 	if (!rb->nr_ops || rb->nr_ops > CIDER_RAW_MAX_OPS)
 		return -EINVAL;
@@ -180,7 +180,7 @@ static int cider_raw_copy_out(struct cider_batch *b)
 	return ret;
 }
 
-long cider_ioctl_raw(void __user *uarg)
+long cider_ioctl_raw(void __user *uarg, unsigned int cmd)
 {
 	struct cider_raw_batch rb;
 	struct cider_batch *b;
@@ -188,8 +188,9 @@ long cider_ioctl_raw(void __user *uarg)
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	if (copy_from_user(&rb, uarg, sizeof(rb)))
-		return -EFAULT;
+	ret = cider_uargs_in(&rb, sizeof(rb), CIDER_RAW_BATCH_SIZE_VER0, uarg, cmd);
+	if (ret)
+		return ret;
 	b = cider_raw_build(&rb);
 	if (IS_ERR(b))
 		return PTR_ERR(b);
@@ -246,9 +247,10 @@ int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	struct cider_raw_batch rb;
 	struct cider_raw_ctx *ctx;
 	struct cider_batch *b;
+	int ret;
 
 	BUILD_BUG_ON(sizeof(*pdu) > sizeof(cmd->pdu));
-	if (cmd->cmd_op != CIDER_IOC_RAW)
+	if (CIDER_IOC_BASE(cmd->cmd_op) != CIDER_IOC_BASE(CIDER_IOC_RAW))
 		return -ENOTTY;
 	/*
 	 * No flag is understood (IORING_URING_CMD_FIXED would name a
@@ -261,8 +263,10 @@ int cider_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		return -EINVAL;
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	/* One copy out of the shared ring, checked after the copy. */
-	memcpy(&rb, cider_uring_payload(cmd), sizeof(rb));
+	ret = cider_uargs_in_sqe(&rb, sizeof(rb), CIDER_RAW_BATCH_SIZE_VER0,
+				 cider_uring_payload(cmd), cmd->cmd_op);
+	if (ret)
+		return ret;
 	b = cider_raw_build(&rb);
 	if (IS_ERR(b))
 		return PTR_ERR(b);

@@ -15,8 +15,9 @@
 #include "cider.h"
 
 /*
- * The ABI must look the same to 32- and 64-bit callers and to the module;
- * a change here is a change of CIDER_ABI_VERSION.
+ * The ABI must look the same to 32- and 64-bit callers and to the module.
+ * A structure only grows, at its end (uapi/linux/cider.h, "How the
+ * structures grow"); these are the sizes this header has.
  */
 _Static_assert(sizeof(struct cider_ibdev_info) == 88, "cider_ibdev_info ABI");
 _Static_assert(sizeof(struct cider_info) == 784, "cider_info ABI");
@@ -28,6 +29,8 @@ _Static_assert(sizeof(struct cider_raw_op) == 56, "cider_raw_op ABI");
 _Static_assert(sizeof(struct cider_raw_batch) == 40, "cider_raw_batch ABI");
 /* The io_uring command area of a 128-byte SQE is 80 bytes. */
 _Static_assert(sizeof(struct cider_raw_batch) <= 80, "cider_raw_batch fits an SQE128");
+_Static_assert(sizeof(struct cider_info) >= CIDER_INFO_SIZE_VER0, "cider_info only grows");
+_Static_assert(offsetof(struct cider_info, features) == 752, "cider_info ABI");
 
 int cider_open(void)
 {
@@ -45,6 +48,21 @@ int cider_get_info(int fd, struct cider_info *info)
 	if (ioctl(fd, CIDER_IOC_GET_INFO, info) < 0)
 		return -errno;
 	return 0;
+}
+
+unsigned long long cider_features(const struct cider_info *info)
+{
+	return info->features ? info->features : CIDER_FEAT_V0;
+}
+
+static const char *const cider_feature_names[] = {
+	"ext-args", "raw", "kv-array", "kv-hash", "kv-uring",
+};
+
+const char *cider_feature_name(unsigned int bit)
+{
+	return bit < sizeof(cider_feature_names) / sizeof(cider_feature_names[0]) ?
+	       cider_feature_names[bit] : NULL;
 }
 
 int cider_parse_addr(const char *s, struct cider_attach *at)

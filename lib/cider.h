@@ -24,6 +24,16 @@ int cider_open(void);
 int cider_get_info(int fd, struct cider_info *info);
 
 /*
+ * What the module can do (CIDER_FEAT_*): @info's features, or
+ * CIDER_FEAT_V0 from a module that predates them.  Decide by these, never
+ * by comparing ABI versions.
+ */
+unsigned long long cider_features(const struct cider_info *info);
+
+/* A feature bit's name ("ext-args", "kv-hash", ...), NULL if unknown. */
+const char *cider_feature_name(unsigned int bit);
+
+/*
  * Fill the address part of @at from "a.b.c.d:port" or "[v6]:port";
  * 0 or -EINVAL.
  */

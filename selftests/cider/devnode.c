@@ -20,6 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "grow.h"
 #include "sysfs.h"
 
 /* ioctl() as -errno, so ASSERT_EQ shows which errno came back. */
@@ -154,7 +155,6 @@ TEST_F(dev, unknown_ioctl_numbers_are_enotty)
 	const unsigned long bad[] = {
 		_IOWR(CIDER_IOC_MAGIC, 0x7f, struct cider_info),	/* unknown nr */
 		_IOWR(CIDER_IOC_MAGIC + 1, 0x00, struct cider_info),	/* other magic */
-		_IOWR(CIDER_IOC_MAGIC, 0x00, __u32),			/* wrong size */
 		_IOR(CIDER_IOC_MAGIC, 0x00, struct cider_info),	/* wrong dir */
 		_IOW(CIDER_IOC_MAGIC, 0x00, struct cider_info),
 		_IO(CIDER_IOC_MAGIC, 0x00),
@@ -168,6 +168,61 @@ TEST_F(dev, unknown_ioctl_numbers_are_enotty)
 		EXPECT_EQ(-ENOTTY, xioctl(self->fd, cmd, &self->info))
 			TH_LOG("cmd %#lx", cmd);
 	}
+}
+
+TEST_F(dev, info_reports_what_the_module_can_do)
+{
+	const unsigned long long want = CIDER_FEAT_EXT_ARGS | CIDER_FEAT_RAW | CIDER_FEAT_KV_ARRAY |
+					CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING;
+
+	ASSERT_EQ(0, xioctl(self->fd, CIDER_IOC_GET_INFO, &self->info));
+	ASSERT_EQ(want, self->info.features);
+	ASSERT_EQ(want, cider_features(&self->info));
+	ASSERT_STREQ("ext-args", cider_feature_name(0));
+	ASSERT_STREQ("kv-uring", cider_feature_name(4));
+	ASSERT_EQ(NULL, cider_feature_name(63));
+	/* Features are an output: on input they are a reserved word. */
+	info_init(&self->info);
+	self->info.features = CIDER_FEAT_RAW;
+	ASSERT_EQ(-EINVAL, xioctl(self->fd, CIDER_IOC_GET_INFO, &self->info));
+}
+
+/*
+ * A caller built with a later header, whose cider_info is longer: the
+ * module knows nothing of the words past its own structure, so they must
+ * be zero; what it writes back stops at its size; 'size' stays the
+ * caller's.  At the first published size it is today's structure.
+ */
+TEST_F(dev, a_longer_structure_is_accepted_when_its_tail_is_zero)
+{
+	const size_t k = sizeof(self->info);
+	char version[64];
+
+	ASSERT_EQ(CIDER_INFO_SIZE_VER0, k);
+	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_GET_INFO, &self->info, k, k + 8, false));
+	ASSERT_EQ(k + 8, self->info.size);
+	ASSERT_EQ(0, sysfs_read("/sys/module/cider/version", version, sizeof(version)));
+	ASSERT_STREQ(version, self->info.version);
+	ASSERT_NE(0, self->info.features & CIDER_FEAT_EXT_ARGS);
+	info_init(&self->info);
+	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_GET_INFO, &self->info, k, 4096, false));
+	info_init(&self->info);
+	ASSERT_EQ(-E2BIG, ioctl_sized(self->fd, CIDER_IOC_GET_INFO, &self->info, k, k + 8, true));
+	ASSERT_EQ(-E2BIG, ioctl_sized(self->fd, CIDER_IOC_GET_INFO, &self->info, k, 4096, true));
+	/* Past a page, whatever the tail. */
+	ASSERT_EQ(-E2BIG, ioctl_sized(self->fd, CIDER_IOC_GET_INFO, &self->info, k, 4104, false));
+}
+
+TEST_F(dev, a_structure_shorter_than_the_first_published_is_einval)
+{
+	const size_t k = sizeof(self->info);
+
+	ASSERT_EQ(-EINVAL, ioctl_sized(self->fd, CIDER_IOC_GET_INFO, &self->info, k, k - 8, false));
+	ASSERT_EQ(-EINVAL, ioctl_sized(self->fd, CIDER_IOC_GET_INFO, &self->info, k, 4, false));
+	/* The 'size' word and the command number disagree. */
+	info_init(&self->info);
+	self->info.size = k + 8;
+	ASSERT_EQ(-EINVAL, xioctl(self->fd, CIDER_IOC_GET_INFO, &self->info));
 }
 
 TEST_F(dev, bad_size_is_einval)

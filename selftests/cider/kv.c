@@ -24,6 +24,7 @@
 #include "kselftest_harness.h"
 #include "cider.h"
 #include "cider-uring.h"
+#include "grow.h"
 #include "memd.h"
 #include "sysfs.h"
 
@@ -182,6 +183,62 @@ TEST_F(kv, invalid_operations_get_their_documented_errno)
 	/* None of it changed the key. */
 	ASSERT_EQ(0, get8(self->fd, s, key, &val));
 	ASSERT_EQ(2U, val);
+}
+
+/* One KV command through io_uring, its structure @len bytes long. */
+static int uring_kv_sized(int fd, const struct cider_kv_cmd *cmd, size_t len, bool tail_set)
+{
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	int ret;
+
+	if (cider_uring_init(&ring, 2))
+		return -ENOMEM;
+	sqe = io_uring_get_sqe(&ring);
+	cider_uring_prep_put(sqe, fd, cmd->store, (void *)(uintptr_t)cmd->key, cmd->key_len,
+			     (void *)(uintptr_t)cmd->value, cmd->value_len);
+	sqe_sized(sqe, sizeof(*cmd), len, tail_set);
+	ret = io_uring_submit_and_wait(&ring, 1) == 1 && !io_uring_peek_cqe(&ring, &cqe) ?
+	      cqe->res : -EIO;
+	io_uring_queue_exit(&ring);
+	return ret;
+}
+
+/*
+ * A caller built with a later header (its command a word longer, the
+ * word zero; non-zero: E2BIG) or with one from before the first release
+ * (a word shorter: EINVAL), through ioctl and io_uring (whose command
+ * area ends at 80 bytes).
+ */
+TEST_F(kv, the_command_grows_by_the_rules)
+{
+	uint64_t key = 3, val = 0x1234, out = 0;
+	struct cider_kv_cmd cmd;
+	const size_t k = sizeof(cmd);
+
+	NEED_MN();
+	ASSERT_EQ(CIDER_KV_CMD_SIZE_VER0, k);
+	ASSERT_EQ(0, cider_kv_cmd_init(&cmd, self->at.mn_id, CIDER_KV_PUT, &key, 8, &val, 8));
+	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_KV, &cmd, k, k + 8, false));
+	ASSERT_EQ(-E2BIG, ioctl_sized(self->fd, CIDER_IOC_KV, &cmd, k, k + 8, true));
+	ASSERT_EQ(-EINVAL, ioctl_sized(self->fd, CIDER_IOC_KV, &cmd, k, k - 8, false));
+	/* A GET's value_len comes back through a longer structure too. */
+	ASSERT_EQ(0, cider_kv_cmd_init(&cmd, self->at.mn_id, CIDER_KV_GET, &key, 8, &out, 4));
+	ASSERT_EQ(-ERANGE, ioctl_sized(self->fd, CIDER_IOC_KV, &cmd, k, k + 8, false));
+	ASSERT_EQ(8U, cmd.value_len);
+	ASSERT_EQ(0, get8(self->fd, self->at.mn_id, key, &out));
+	ASSERT_EQ(val, out);
+
+	val++;
+	ASSERT_EQ(0, cider_kv_cmd_init(&cmd, self->at.mn_id, CIDER_KV_PUT, &key, 8, &val, 8));
+	ASSERT_EQ(0, uring_kv_sized(self->fd, &cmd, k + 8, false));
+	ASSERT_EQ(0, uring_kv_sized(self->fd, &cmd, 80, false));
+	ASSERT_EQ(-E2BIG, uring_kv_sized(self->fd, &cmd, 80, true));
+	ASSERT_EQ(-EINVAL, uring_kv_sized(self->fd, &cmd, 88, false));
+	ASSERT_EQ(-EINVAL, uring_kv_sized(self->fd, &cmd, k - 8, false));
+	ASSERT_EQ(0, get8(self->fd, self->at.mn_id, key, &out));
+	ASSERT_EQ(val, out);
 }
 
 TEST_F(kv, io_uring_runs_the_same_operations)

@@ -22,6 +22,7 @@
 #include "kselftest_harness.h"
 #include "cider.h"
 #include "cider-uring.h"
+#include "grow.h"
 #include "../../kmod/core/store.h"
 #include "memd.h"
 #include "rawops.h"
@@ -525,6 +526,89 @@ TEST_F(mn, bad_batches_are_refused)
 	ops[0] = op_rw(CIDER_RAW_READ, self->scratch, ro, 8);
 	EXPECT_EQ(-EFAULT, cider_raw(self->fd, self->at.mn_id, ops, 1));
 	munmap(ro, 4096);
+}
+
+/* A RAW batch of one FAA through io_uring, its structure @len bytes. */
+static int uring_raw_sized(int fd, unsigned int mn, struct cider_raw_op *op, size_t len,
+			   bool tail_set)
+{
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	int ret;
+
+	if (cider_uring_init(&ring, 2))
+		return -ENOMEM;
+	sqe = io_uring_get_sqe(&ring);
+	cider_uring_prep_raw(sqe, fd, mn, op, 1);
+	sqe_sized(sqe, sizeof(struct cider_raw_batch), len, tail_set);
+	ret = io_uring_submit_and_wait(&ring, 1) == 1 && !io_uring_peek_cqe(&ring, &cqe) ?
+	      cqe->res : -EIO;
+	io_uring_queue_exit(&ring);
+	return ret;
+}
+
+/*
+ * Callers built with a later header (each structure a word longer, the
+ * word zero; non-zero: E2BIG) or with one from before the first release
+ * (a word shorter: EINVAL), for every call a memory node takes.  Today's
+ * sizes are the first published ones: every other test runs at them.
+ */
+TEST_F(mn, every_structure_grows_by_the_rules)
+{
+	struct cider_raw_op op = op_faa(self->scratch, 1);
+	struct cider_raw_batch rb = {
+		.mn_id = self->at.mn_id, .nr_ops = 1, .ops = (__u64)(uintptr_t)&op,
+	};
+	struct cider_mn_info mi = { .mn_id = self->at.mn_id };
+	struct cider_detach dt = { .mn_id = self->at.mn_id };
+	struct cider_attach at;
+	size_t k;
+
+	NEED_MN();
+	ASSERT_EQ(CIDER_ATTACH_SIZE_VER0, sizeof(at));
+	ASSERT_EQ(CIDER_MN_INFO_SIZE_VER0, sizeof(mi));
+	ASSERT_EQ(CIDER_RAW_BATCH_SIZE_VER0, sizeof(rb));
+	ASSERT_EQ(CIDER_DETACH_SIZE_VER0, sizeof(dt));
+
+	k = sizeof(mi);
+	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k + 8, false));
+	ASSERT_EQ(k + 8, mi.size);
+	ASSERT_EQ(self->at.mn_id, mi.mn_id);
+	ASSERT_EQ(CIDER_MN_LIVE, mi.state);
+	ASSERT_STREQ("rxe0", mi.ibdev);
+	ASSERT_EQ(-E2BIG, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k + 8, true));
+	ASSERT_EQ(-EINVAL, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k - 8, false));
+
+	k = sizeof(rb);
+	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_RAW, &rb, k, k + 8, false));
+	ASSERT_EQ(0, op.result);
+	ASSERT_EQ(-E2BIG, ioctl_sized(self->fd, CIDER_IOC_RAW, &rb, k, k + 8, true));
+	ASSERT_EQ(-EINVAL, ioctl_sized(self->fd, CIDER_IOC_RAW, &rb, k, k - 8, false));
+	ASSERT_EQ(0, uring_raw_sized(self->fd, self->at.mn_id, &op, k + 8, false));
+	ASSERT_EQ(0, uring_raw_sized(self->fd, self->at.mn_id, &op, 80, false));
+	ASSERT_EQ(-E2BIG, uring_raw_sized(self->fd, self->at.mn_id, &op, k + 8, true));
+	ASSERT_EQ(-EINVAL, uring_raw_sized(self->fd, self->at.mn_id, &op, 88, false));
+	ASSERT_EQ(-EINVAL, uring_raw_sized(self->fd, self->at.mn_id, &op, k - 8, false));
+
+	/* A second attach, a word longer, then its detach, likewise. */
+	memset(&at, 0, sizeof(at));
+	ASSERT_EQ(0, cider_parse_addr(self->memd.addr, &at));
+	at.cn_id = 8;
+	k = sizeof(at);
+	ASSERT_EQ(-E2BIG, ioctl_sized(self->fd, CIDER_IOC_ATTACH, &at, k, k + 8, true));
+	ASSERT_EQ(-EINVAL, ioctl_sized(self->fd, CIDER_IOC_ATTACH, &at, k, k - 8, false));
+	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_ATTACH, &at, k, k + 8, false));
+	ASSERT_EQ(k + 8, at.size);
+	ASSERT_NE(self->at.mn_id, at.mn_id);
+	ASSERT_EQ(REGION, at.region_size);
+	dt.mn_id = at.mn_id;
+	k = sizeof(dt);
+	ASSERT_EQ(-E2BIG, ioctl_sized(self->fd, CIDER_IOC_DETACH, &dt, k, k + 8, true));
+	ASSERT_EQ(-EINVAL, ioctl_sized(self->fd, CIDER_IOC_DETACH, &dt, k, k - 8, false));
+	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_DETACH, &dt, k, k + 8, false));
+	k = cider_mn_info(self->fd, at.mn_id, &mi) == -ENOENT || mi.mn_id != at.mn_id;
+	ASSERT_EQ(1, k) TH_LOG("mn%u still listed", at.mn_id);
 }
 
 static int drop_cap_sys_admin(void)

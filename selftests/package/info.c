@@ -40,8 +40,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < info.nr_devices && i < CIDER_INFO_MAX_DEVS; i++)
 		printf(" %s", info.devices[i].name);
 	printf("\n");
-	if (info.abi_version != CIDER_ABI_VERSION) {
-		printf("ABI %u, header says %u\n", info.abi_version, CIDER_ABI_VERSION);
+	/* What the installed header's users need, by feature, not by version. */
+	if ((cider_features(&info) & CIDER_FEAT_V0) != CIDER_FEAT_V0) {
+		printf("features %#llx lack some of %#llx\n", cider_features(&info),
+		       (unsigned long long)CIDER_FEAT_V0);
 		ok = 0;
 	}
 	if (strcmp(info.version, argv[1])) {

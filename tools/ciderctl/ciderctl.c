@@ -88,6 +88,30 @@ static void print_dev_json(const struct cider_ibdev_info *d, bool last)
 	       d->max_qp_rd_atom, last ? "" : ",");
 }
 
+/* Each feature bit by name (unknown ones as bitN), space or comma separated. */
+static void print_features(unsigned long long f, bool json)
+{
+	const char *sep = json ? "" : " ";
+	unsigned int bit;
+
+	for (bit = 0; bit < 64; bit++) {
+		const char *name = cider_feature_name(bit);
+
+		if (!(f & (1ULL << bit)))
+			continue;
+		if (json)
+			printf("%s\"", sep);
+		else
+			printf("%s", sep);
+		if (name)
+			printf("%s", name);
+		else
+			printf("bit%u", bit);
+		printf("%s", json ? "\"" : "");
+		sep = json ? "," : " ";
+	}
+}
+
 static int cmd_info(int fd, int argc, char **argv)
 {
 	struct cider_info info;
@@ -113,14 +137,17 @@ static int cmd_info(int fd, int argc, char **argv)
 	if (json) {
 		printf("{\"version\":");
 		json_str(info.version);
-		printf(",\"abi\":%u,\"nr_devices\":%u,\"devices\":[",
-		       info.abi_version, info.nr_devices);
+		printf(",\"abi\":%u,\"features\":[", info.abi_version);
+		print_features(cider_features(&info), true);
+		printf("],\"nr_devices\":%u,\"devices\":[", info.nr_devices);
 		for (i = 0; i < n; i++)
 			print_dev_json(&info.devices[i], i + 1 == n);
 		printf("]}\n");
 		return 0;
 	}
-	printf("cider %s (ABI %u)\n", info.version, info.abi_version);
+	printf("cider %s (ABI %u)\nfeatures:", info.version, info.abi_version);
+	print_features(cider_features(&info), false);
+	printf("%s\n", info.features ? "" : " (a module from before feature bits)");
 	printf("rdma devices: %u%s\n", info.nr_devices,
 	       info.nr_devices > n ? " (first ones shown)" : "");
 	for (i = 0; i < n; i++)

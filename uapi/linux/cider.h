@@ -5,17 +5,49 @@
  * Every argument structure starts with a 'size' field that the caller sets
  * to sizeof() of the structure it was compiled with, carries explicit-width
  * fields only (identical layout for 32- and 64-bit callers), and ends with
- * reserved words that must be zero.  The module refuses a structure whose
- * size, flags or reserved words it does not understand with -EINVAL, and an
- * unknown ioctl number with -ENOTTY.
+ * reserved words that must be zero.  The module refuses flags or reserved
+ * words it does not understand with -EINVAL, and an unknown ioctl number
+ * with -ENOTTY.
+ *
+ * How the structures grow (CIDER_FEAT_EXT_ARGS; the rules of
+ * copy_struct_from_user(), as openat2(2) and clone3(2) apply them):
+ *  - a structure only grows at its end, by fields whose zero value means
+ *    what the structure meant before they existed;
+ *  - 'size' is at least the structure's first published size
+ *    (CIDER_*_SIZE_VER0), else -EINVAL, and equals the size encoded in the
+ *    ioctl number (_IOC_SIZE), which the caller's header computed from
+ *    the same sizeof(), else -EINVAL: the module dispatches on the
+ *    number's type, number and direction, not on its size;
+ *  - a caller's structure larger than the module's: accepted when every
+ *    byte the module does not know is zero, else -E2BIG (a caller that
+ *    asks for something the module cannot do is told so); larger than a
+ *    page: -E2BIG;
+ *  - a caller's structure smaller than the module's: the fields it lacks
+ *    read as zero;
+ *  - what the module writes back (out fields) is written up to the
+ *    smaller of the two sizes; 'size' is left as the caller set it.
+ * A module without CIDER_FEAT_EXT_ARGS in GET_INFO's features (release
+ * 0.1.0, features 0) wants each size exactly equal to the VER0 one.
+ *
+ * The io_uring commands (IORING_OP_URING_CMD) carry their structure in
+ * the SQE's 80-byte command area: cmd_op is the ioctl number, so the
+ * same rules hold up to 80 bytes (a larger size is -EINVAL; the bytes
+ * past 'size' in the SQE are not read).  A command whose structure would outgrow 80 bytes gets a
+ * new number, with a pointer to its arguments in user memory.
+ * struct cider_raw_op, an element of an array, does not grow: a longer
+ * one would come with a new command.
  */
 #ifndef _UAPI_LINUX_CIDER_H
 #define _UAPI_LINUX_CIDER_H
 
+#include <linux/const.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-/* Bumped on any incompatible change to this file. */
+/*
+ * Information only: what a caller may use is in GET_INFO's features
+ * (CIDER_FEAT_*), never decided by comparing versions.
+ */
 #define CIDER_ABI_VERSION	1
 
 /* The misc device is /dev/CIDER_DEVICE_NAME. */
@@ -42,12 +74,26 @@ struct cider_ibdev_info {
 };
 
 /*
+ * cider_info.features: what this module can do.  0 (a module from before
+ * feature bits, release 0.1.0) means CIDER_FEAT_V0.
+ */
+#define CIDER_FEAT_EXT_ARGS	_BITULL(0) /* structures grow as above */
+#define CIDER_FEAT_RAW		_BITULL(1) /* CIDER_IOC_RAW, ioctl and io_uring */
+#define CIDER_FEAT_KV_ARRAY	_BITULL(2) /* KV on CIDER_STORE_ARRAY stores */
+#define CIDER_FEAT_KV_HASH	_BITULL(3) /* KV on CIDER_STORE_HASH stores */
+#define CIDER_FEAT_KV_URING	_BITULL(4) /* CIDER_IOC_KV through io_uring */
+#define CIDER_FEAT_V0		(CIDER_FEAT_RAW | CIDER_FEAT_KV_ARRAY | \
+				 CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING)
+
+/*
  * CIDER_IOC_GET_INFO: what the module is and which RDMA devices it sees.
  *
- * In:  size = sizeof(struct cider_info), flags = 0, reserved[] = 0.
- * Out: abi_version, version, nr_devices (all devices the module tracks,
- *      may exceed CIDER_INFO_MAX_DEVS) and the first
+ * In:  size, flags = 0, reserved[] = 0.
+ * Out: abi_version, version, features, nr_devices (all devices the
+ *      module tracks, may exceed CIDER_INFO_MAX_DEVS) and the first
  *      min(nr_devices, CIDER_INFO_MAX_DEVS) entries of devices[].
+ * devices[] is deprecated: it stays served, and a later release gives the
+ * device list a command of its own.
  */
 struct cider_info {
 	__u32 size;
@@ -56,8 +102,11 @@ struct cider_info {
 	__u32 nr_devices;
 	char version[CIDER_VERSION_LEN];
 	struct cider_ibdev_info devices[CIDER_INFO_MAX_DEVS];
-	__u64 reserved[4];
+	__u64 features;			/* out: CIDER_FEAT_* */
+	__u64 reserved[3];
 };
+
+#define CIDER_INFO_SIZE_VER0	784
 
 #define CIDER_IOC_GET_INFO	_IOWR(CIDER_IOC_MAGIC, 0x00, struct cider_info)
 
@@ -92,6 +141,7 @@ struct cider_attach {
 	__u64 reserved[4];
 };
 
+#define CIDER_ATTACH_SIZE_VER0	88
 #define CIDER_IOC_ATTACH	_IOWR(CIDER_IOC_MAGIC, 0x01, struct cider_attach)
 
 /* CIDER_IOC_DETACH: disconnect; pending operations fail (CAP_SYS_ADMIN). */
@@ -101,6 +151,7 @@ struct cider_detach {
 	__u64 reserved[2];
 };
 
+#define CIDER_DETACH_SIZE_VER0	24
 #define CIDER_IOC_DETACH	_IOW(CIDER_IOC_MAGIC, 0x02, struct cider_detach)
 
 /* cider_mn_info.state */
@@ -142,6 +193,7 @@ struct cider_mn_info {
 	__u64 reserved[1];
 };
 
+#define CIDER_MN_INFO_SIZE_VER0	152
 #define CIDER_IOC_MN_INFO	_IOWR(CIDER_IOC_MAGIC, 0x03, struct cider_mn_info)
 
 /*
@@ -205,14 +257,15 @@ struct cider_raw_batch {
 	__u64 reserved[2];
 };
 
+#define CIDER_RAW_BATCH_SIZE_VER0 40
 #define CIDER_IOC_RAW		_IOWR(CIDER_IOC_MAGIC, 0x10, struct cider_raw_batch)
 
 /*
  * Key-value operations on a store (today: an attached memory node, named
  * by its mn_id; a store spread over several nodes will get ids of its
  * own without changing this structure).  They need no capability: who
- * may open /dev/cider may use the stores (its mode and group are the
- * module's dev_mode parameter and the udev rule).
+ * may open /dev/cider may use the stores (its mode and group are the udev
+ * rule's: group cider, mode 0660).
  *
  * One operation per call: synchronously with CIDER_IOC_KV, or through
  * io_uring as IORING_OP_URING_CMD on /dev/cider (ring set up with
@@ -257,8 +310,8 @@ struct cider_raw_batch {
  *              the store's capacity.
  *   -EFAULT    key or value not readable, GET buffer not writable.
  *   -ENXIO     no attached memory node with that id.
- *   -EOPNOTSUPP  the store's index is not served by this module yet
- *              (today: only CIDER_STORE_ARRAY).
+ *   -EOPNOTSUPP  the node holds no KV store (a raw region), or one
+ *              whose index this module does not serve (see features).
  */
 #define CIDER_KV_GET		1
 #define CIDER_KV_PUT		2	/* insert or update */
@@ -275,7 +328,7 @@ struct cider_raw_batch {
 #define CIDER_KV_MAX_VALUE	(64U << 10)
 
 struct cider_kv_cmd {
-	__u32 size;			/* sizeof(struct cider_kv_cmd) */
+	__u32 size;			/* sizeof(struct cider_kv_cmd), <= 80 */
 	__u32 store;			/* the memory node's mn_id */
 	__u32 opcode;			/* CIDER_KV_* */
 	__u32 flags;			/* must be 0 */
@@ -286,6 +339,7 @@ struct cider_kv_cmd {
 	__u64 reserved[2];
 };
 
+#define CIDER_KV_CMD_SIZE_VER0	56
 #define CIDER_IOC_KV		_IOWR(CIDER_IOC_MAGIC, 0x20, struct cider_kv_cmd)
 
 #endif /* _UAPI_LINUX_CIDER_H */
