@@ -39,7 +39,7 @@ TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/c
 	 tools/cider-sim/cider-sim build/cider-sim-san
 
 .PHONY: sim-equiv sim-report soak bench host-tests all deps module module-debug module-6.12 sparse-6.12 \
-	debug-selftests sparse checkpatch soak-kv \
+	debug-selftests sparse checkpatch soak-kv abi-compat \
 	userspace check check-debug demo shell clean help
 
 all: module userspace
@@ -187,6 +187,10 @@ bench: deps module userspace
 # seconds (default 120), SOAK_KV_SEED to reproduce a run.
 soak-kv: deps module userspace
 	tools/soak-kv
+
+# The previous release's ciderctl against this module and back (tools/abi-compat).
+abi-compat: deps module userspace
+	tools/abi-compat
 
 shell: deps module userspace
 	tools/vm/cider-vm shell

@@ -23,7 +23,7 @@ static void usage(FILE *f)
 		"Usage: ciderctl [-j] COMMAND\n"
 		"\n"
 		"Commands:\n"
-		"  info                          module and ABI version, RDMA devices seen\n"
+		"  info                          module version, features, RDMA devices\n"
 		"  attach ADDR:PORT [cn ID] [timeout MS]\n"
 		"                                connect to a memory node (cider-memd) as\n"
 		"                                compute node ID (default 0); prints its mn id\n"
