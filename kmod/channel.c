@@ -16,11 +16,9 @@
 #include "params.h"
 #include "transport.h"
 
+/* In the enum's order: both come from the list (vocab.h). */
 static const char *const cider_chan_state_names[] = {
-	[CIDER_CHAN_CONNECTING]	= "connecting",
-	[CIDER_CHAN_LIVE]	= "live",
-	[CIDER_CHAN_STOPPED]	= "stopped",
-	[CIDER_CHAN_DRAINED]	= "drained",
+	CIDER_CHAN_STATES(CIDER_VOCAB_NAME, CIDER_VOCAB_NAME)
 };
 
 const char *cider_chan_state_name(enum cider_chan_state s)

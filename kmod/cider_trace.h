@@ -18,20 +18,19 @@
 #include <linux/tracepoint.h>
 
 #include "compat.h"
+#include "core/proto.h"
+#include "mn.h"
 
-#define cider_show_mn_state(s)				\
-	__print_symbolic(s,				\
-			 { 0, "attaching" },		\
-			 { 1, "live" },			\
-			 { 2, "dead" },			\
-			 { 3, "stopped" })
+/* The symbols come from the lists that define the enums (vocab.h). */
+CIDER_MN_STATES(CIDER_MN_STATE_TRACE_ENUM, CIDER_MN_STATE_TRACE_ENUM)
+CIDER_CHAN_STATES(CIDER_CHAN_TRACE_ENUM, CIDER_CHAN_TRACE_ENUM)
+CIDER_TRACE_TYPES(CIDER_T_TRACE_ENUM, CIDER_T_TRACE_ENUM)
 
-#define cider_show_chan_state(s)			\
-	__print_symbolic(s,				\
-			 { 0, "connecting" },		\
-			 { 1, "live" },			\
-			 { 2, "stopped" },		\
-			 { 3, "drained" })
+#define cider_show_mn_state(v) \
+	__print_symbolic(v, CIDER_MN_STATES(CIDER_MN_SYM, CIDER_MN_SYM_LAST))
+
+#define cider_show_chan_state(v) \
+	__print_symbolic(v, CIDER_CHAN_STATES(CIDER_CHAN_SYM, CIDER_CHAN_SYM_LAST))
 
 TRACE_EVENT(cider_mn_state,
 	    TP_PROTO(u32 mn, int old, int new, int reason),
@@ -67,12 +66,8 @@ TRACE_EVENT(cider_chan_state,
 		      cider_show_chan_state(__entry->new), __entry->reason)
 );
 
-/* enum cider_trace_type (core/proto.h) */
-#define cider_show_lock_event(t)			\
-	__print_symbolic(t,				\
-			 { 0, "acquire" },		\
-			 { 1, "release" },		\
-			 { 2, "reset" })
+#define cider_show_lock_event(t) \
+	__print_symbolic(t, CIDER_TRACE_TYPES(CIDER_T_SYM, CIDER_T_SYM_LAST))
 
 /*
  * @lock: the lock record's offset in the region; @a: the holder (queue

@@ -19,17 +19,11 @@
 
 /* ---- the store's configuration, from the superblock ---- */
 
-static const u8 cider_kvs_modes[] = {
-	[CIDER_SB_MODE_OSYNC] = CIDER_MODE_OSYNC,
-	[CIDER_SB_MODE_CASLOCK] = CIDER_MODE_CASLOCK,
-	[CIDER_SB_MODE_MCS] = CIDER_MODE_MCS,
-	[CIDER_SB_MODE_CIDER] = CIDER_MODE_CIDER,
-};
-
+/* A checked superblock (cider_store_check()): its numbers are the lists'. */
 static void cider_kvs_cfg(struct cider_cfg *cfg, const struct cider_mn_sb *sb)
 {
-	cfg->mode = cider_kvs_modes[sb->mode];
-	cfg->index = sb->index == CIDER_SB_INDEX_HASH ? CIDER_INDEX_HASH : CIDER_INDEX_ARRAY;
+	cfg->mode = sb->mode - 1;
+	cfg->index = sb->index - 1;
 	cfg->local_wc = cfg->mode == CIDER_MODE_CIDER;
 	cfg->backoff = true;		/* SMART's CAS backoff: the strongest osync */
 	cfg->nr_cns = 1;

@@ -82,11 +82,9 @@ struct cider_channel *cider_mn_channel(struct cider_mn *mn)
 	return &mn->chans[mn->chan_of_cpu[raw_smp_processor_id()]];
 }
 
+/* In the enum's order: both come from the list (vocab.h). */
 static const char *const cider_mn_state_names[] = {
-	[CIDER_MN_STATE_ATTACHING]	= "attaching",
-	[CIDER_MN_STATE_LIVE]		= "live",
-	[CIDER_MN_STATE_DEAD]		= "dead",
-	[CIDER_MN_STATE_STOPPED]	= "stopped",
+	CIDER_MN_STATES(CIDER_VOCAB_NAME, CIDER_VOCAB_NAME)
 };
 
 const char *cider_mn_state_name(enum cider_mn_state s)
@@ -649,10 +647,21 @@ long cider_ioctl_attach(void __user *uarg, unsigned int cmd)
 	return ret;
 }
 
-/* The caller has removed @mn from the array: only it can get here. */
+/*
+ * @mn leaves the array, its debugfs files first: once its id is free,
+ * the next attach may take it and create files of the same names.
+ * Under cider_mns_lock, as the files' creation (no reader takes it).
+ */
+static void cider_mn_unlist(struct cider_mn *mn)
+{
+	lockdep_assert_held(&cider_mns_lock);
+	cider_debugfs_remove_mn(mn);
+	xa_erase(&cider_mns, mn->id);
+}
+
+/* The caller has unlisted @mn: only it can get here. */
 static void cider_mn_remove(struct cider_mn *mn)
 {
-	cider_debugfs_remove_mn(mn);
 	cider_mn_teardown(mn, -ENOTCONN);
 	pr_info("mn%u: detached\n", mn->id);
 	cider_mn_put(mn);
@@ -674,7 +683,7 @@ long cider_ioctl_detach(void __user *uarg, unsigned int cmd)
 	mutex_lock(&cider_mns_lock);
 	mn = xa_load(&cider_mns, dt.mn_id);
 	if (mn && mn->listed)
-		xa_erase(&cider_mns, dt.mn_id);
+		cider_mn_unlist(mn);
 	else
 		mn = NULL;
 	mutex_unlock(&cider_mns_lock);
@@ -684,12 +693,9 @@ long cider_ioctl_detach(void __user *uarg, unsigned int cmd)
 	return 0;
 }
 
-static_assert(CIDER_STORE_ARRAY == CIDER_SB_INDEX_ARRAY);
-static_assert(CIDER_STORE_HASH == CIDER_SB_INDEX_HASH);
-static_assert(CIDER_STORE_OSYNC == CIDER_SB_MODE_OSYNC);
-static_assert(CIDER_STORE_CASLOCK == CIDER_SB_MODE_CASLOCK);
-static_assert(CIDER_STORE_MCS == CIDER_SB_MODE_MCS);
-static_assert(CIDER_STORE_CIDER == CIDER_SB_MODE_CIDER);
+/* The ABI numbers index and mode as the superblock's lists do (vocab.h). */
+CIDER_SB_INDEXES(CIDER_STORE_CHECK)
+CIDER_SB_MODES(CIDER_STORE_CHECK)
 
 static void cider_mn_describe(const struct cider_mn *mn, struct cider_mn_info *mi)
 {
@@ -799,7 +805,7 @@ void cider_mn_exit(void)
 		mutex_lock(&cider_mns_lock);
 		mn = xa_find(&cider_mns, &id, ULONG_MAX, XA_PRESENT);
 		if (mn)
-			xa_erase(&cider_mns, id);
+			cider_mn_unlist(mn);
 		mutex_unlock(&cider_mns_lock);
 		if (!mn)
 			break;

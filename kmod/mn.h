@@ -12,17 +12,13 @@
 #include <linux/workqueue.h>
 
 #include "transport.h"
+#include "vocab.h"
 
 /*
- * A node's life; changed only by cider_mn_set_state() under state_lock.
- * See Documentation/datapath.rst for the diagram.
+ * A node's life (vocab.h); changed only by cider_mn_set_state() under
+ * state_lock.
  */
-enum cider_mn_state {
-	CIDER_MN_STATE_ATTACHING,	/* connecting; not listed */
-	CIDER_MN_STATE_LIVE,		/* accepting work (probe, then listed) */
-	CIDER_MN_STATE_DEAD,		/* lost: every operation fails */
-	CIDER_MN_STATE_STOPPED,		/* channels torn down or going */
-};
+enum cider_mn_state { CIDER_MN_STATES(CIDER_MN_STATE_ENUM, CIDER_MN_STATE_ENUM) };
 
 struct cider_mn {
 	u32 id;

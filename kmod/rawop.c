@@ -13,9 +13,12 @@
 
 #include "cider.h"
 #include "compat.h"
+#include "core/proto.h"
 #include "mn.h"
 #include "uargs.h"
 #include "uring.h"
+
+CIDER_VERBS(CIDER_VERB_CHECK)
 
 /* Owned by the batch (cider_raw_release): it lives as long as the batch. */
 struct cider_raw_ctx {

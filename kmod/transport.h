@@ -30,6 +30,7 @@
 #include "core/backoff.h"
 #include "core/credit.h"
 #include "core/layout.h"
+#include "vocab.h"
 
 struct cider_batch;
 struct cider_channel;
@@ -39,19 +40,13 @@ struct cider_channel;
  * core (core/proto.h) has its own struct cider_verb, and both headers
  * must be includable together once the core runs in the kernel.
  */
-enum cider_rdma_op { CIDER_RDMA_READ, CIDER_RDMA_WRITE, CIDER_RDMA_CAS,
-		     CIDER_RDMA_FAA, CIDER_RDMA_NR_OPS };
+enum cider_rdma_op { CIDER_VERBS(CIDER_RDMA_ENUM) CIDER_RDMA_NR_OPS };
 
 /*
  * A channel's life; changed only by cider_channel_set_state() under
  * ch->lock.  See Documentation/datapath.rst for the diagram.
  */
-enum cider_chan_state {
-	CIDER_CHAN_CONNECTING,	/* rdma_cm at work; nothing may be posted */
-	CIDER_CHAN_LIVE,	/* established: accepting and posting work */
-	CIDER_CHAN_STOPPED,	/* accepting nothing; posted work may be out */
-	CIDER_CHAN_DRAINED,	/* drained and canceled: nothing outstanding */
-};
+enum cider_chan_state { CIDER_CHAN_STATES(CIDER_CHAN_STATE_ENUM, CIDER_CHAN_STATE_ENUM) };
 
 struct cider_chan_ops {
 	/*

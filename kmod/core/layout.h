@@ -11,6 +11,7 @@
 #define _CIDER_CORE_LAYOUT_H
 
 #include "platform.h"
+#include "vocab.h"
 
 #define CIDER_MN_MAGIC		0x314e4d5245444943ULL	/* "CIDERMN1" */
 #define CIDER_LAYOUT_VERSION	3	/* 3: lock records with a ring (store.h) */
@@ -64,15 +65,9 @@ struct cider_mn_sb {
 	u64 reserved[5];
 };
 
-/* cider_mn_sb.index: 0 is "not a KV store", so a zeroed word is refused. */
-#define CIDER_SB_INDEX_ARRAY	1	/* the paper's pointer array, u64 keys */
-#define CIDER_SB_INDEX_HASH	2	/* RACE-style hash index (race.h) */
-
-/* cider_mn_sb.mode */
-#define CIDER_SB_MODE_OSYNC	1	/* out-of-place write + CAS, retries */
-#define CIDER_SB_MODE_CASLOCK	2	/* a CAS spinlock per key */
-#define CIDER_SB_MODE_MCS	3	/* a distributed MCS lock per key */
-#define CIDER_SB_MODE_CIDER	4	/* contention-aware, write combining */
+/* cider_mn_sb.index and .mode: the lists of vocab.h. */
+enum { CIDER_SB_INDEXES(CIDER_SB_INDEX_ENUM) };
+enum { CIDER_SB_MODES(CIDER_SB_MODE_ENUM) };
 
 /*
  * The private data of the MN's accept: enough for a CN to address the

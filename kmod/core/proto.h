@@ -18,13 +18,15 @@
 
 #include "backoff.h"
 #include "kv.h"
+#include "layout.h"
+#include "vocab.h"
 #include "slab.h"
 
-enum cider_mode { CIDER_MODE_OSYNC, CIDER_MODE_CASLOCK, CIDER_MODE_MCS, CIDER_MODE_CIDER };
+/* The superblock's lists (vocab.h), numbered from 0. */
+enum cider_mode { CIDER_SB_MODES(CIDER_MODE_ENUM) };
+enum cider_index { CIDER_SB_INDEXES(CIDER_INDEX_ENUM) };
 
-enum cider_index { CIDER_INDEX_ARRAY, CIDER_INDEX_HASH };
-
-enum cider_verb_op { CIDER_V_READ, CIDER_V_WRITE, CIDER_V_CAS, CIDER_V_FAA };
+enum cider_verb_op { CIDER_VERBS(CIDER_V_ENUM) };
 
 struct cider_verb {
 	u8 op;
@@ -75,7 +77,8 @@ struct cider_msg {
  *            executor, the CAS lock)
  *   RESET    a: the word replaced; b: why
  */
-enum cider_trace_type { CIDER_T_ACQUIRE, CIDER_T_RELEASE, CIDER_T_RESET };
+enum cider_trace_type { CIDER_TRACE_TYPES(CIDER_TRACE_TYPE_ENUM, CIDER_TRACE_TYPE_ENUM) };
+
 #define CIDER_T_QUEUE	0x8000000000000000ULL	/* b is a lock queue's */
 
 struct cider_cfg {

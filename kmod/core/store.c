@@ -27,30 +27,20 @@ static u64 cider_align(u64 x, u64 a)
 	return (x + a - 1) / a * a;
 }
 
+/* By number - 1: the lists count from 1 (vocab.h). */
+static const char *const cider_store_index_names[] = { CIDER_SB_INDEXES(CIDER_VOCAB_NAME) };
+static const char *const cider_store_mode_names[] = { CIDER_SB_MODES(CIDER_VOCAB_NAME) };
+
 const char *cider_store_index_name(u32 index)
 {
-	switch (index) {
-	case CIDER_SB_INDEX_ARRAY:
-		return "array";
-	case CIDER_SB_INDEX_HASH:
-		return "hash";
-	}
-	return NULL;
+	return index - 1 < ARRAY_SIZE(cider_store_index_names) ?
+	       cider_store_index_names[index - 1] : NULL;
 }
 
 const char *cider_store_mode_name(u32 mode)
 {
-	switch (mode) {
-	case CIDER_SB_MODE_OSYNC:
-		return "osync";
-	case CIDER_SB_MODE_CASLOCK:
-		return "caslock";
-	case CIDER_SB_MODE_MCS:
-		return "mcs";
-	case CIDER_SB_MODE_CIDER:
-		return "cider";
-	}
-	return NULL;
+	return mode - 1 < ARRAY_SIZE(cider_store_mode_names) ?
+	       cider_store_mode_names[mode - 1] : NULL;
 }
 
 /* Defaults filled in, every parameter checked on its own. */

@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 
 #include "cider.h"
+#include "cider-uring.h"
 
 /* @cmd's number for a structure @len bytes long. */
 static inline unsigned long cmd_sized(unsigned long cmd, size_t len)
@@ -57,6 +58,30 @@ static inline void sqe_sized(struct io_uring_sqe *sqe, size_t argsize, size_t le
 		if (tail_set)
 			area[len - 1] = 1;
 	}
+}
+
+/*
+ * One command on a ring of its own: @prep fills the SQE from @arg, then
+ * its structure (@argsize bytes) is made @len bytes long as above.  The
+ * CQE's res, or -errno.
+ */
+static inline int uring_sized(void (*prep)(struct io_uring_sqe *, const void *), const void *arg,
+			      size_t argsize, size_t len, bool tail_set)
+{
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	int ret;
+
+	if (cider_uring_init(&ring, 2))
+		return -ENOMEM;
+	sqe = io_uring_get_sqe(&ring);
+	prep(sqe, arg);
+	sqe_sized(sqe, argsize, len, tail_set);
+	ret = io_uring_submit_and_wait(&ring, 1) == 1 && !io_uring_peek_cqe(&ring, &cqe) ?
+	      cqe->res : -EIO;
+	io_uring_queue_exit(&ring);
+	return ret;
 }
 
 #endif /* _CIDER_SELFTEST_GROW_H */

@@ -185,24 +185,25 @@ TEST_F(kv, invalid_operations_get_their_documented_errno)
 	ASSERT_EQ(2U, val);
 }
 
-/* One KV command through io_uring, its structure @len bytes long. */
-static int uring_kv_sized(int fd, const struct cider_kv_cmd *cmd, size_t len, bool tail_set)
-{
-	struct io_uring_cqe *cqe;
-	struct io_uring_sqe *sqe;
-	struct io_uring ring;
-	int ret;
+struct kv_put {
+	int fd;
+	const struct cider_kv_cmd *cmd;
+};
 
-	if (cider_uring_init(&ring, 2))
-		return -ENOMEM;
-	sqe = io_uring_get_sqe(&ring);
-	cider_uring_prep_put(sqe, fd, cmd->store, (void *)(uintptr_t)cmd->key, cmd->key_len,
-			     (void *)(uintptr_t)cmd->value, cmd->value_len);
-	sqe_sized(sqe, sizeof(*cmd), len, tail_set);
-	ret = io_uring_submit_and_wait(&ring, 1) == 1 && !io_uring_peek_cqe(&ring, &cqe) ?
-	      cqe->res : -EIO;
-	io_uring_queue_exit(&ring);
-	return ret;
+static void prep_put(struct io_uring_sqe *sqe, const void *arg)
+{
+	const struct kv_put *p = arg;
+
+	cider_uring_prep_put(sqe, p->fd, p->cmd->store, (void *)(uintptr_t)p->cmd->key,
+			     p->cmd->key_len, (void *)(uintptr_t)p->cmd->value, p->cmd->value_len);
+}
+
+/* @cmd's PUT through io_uring, its structure @len bytes long. */
+static int uring_kv(int fd, const struct cider_kv_cmd *cmd, size_t len, bool tail_set)
+{
+	struct kv_put p = { .fd = fd, .cmd = cmd };
+
+	return uring_sized(prep_put, &p, sizeof(*cmd), len, tail_set);
 }
 
 /*
@@ -232,11 +233,11 @@ TEST_F(kv, the_command_grows_by_the_rules)
 
 	val++;
 	ASSERT_EQ(0, cider_kv_cmd_init(&cmd, self->at.mn_id, CIDER_KV_PUT, &key, 8, &val, 8));
-	ASSERT_EQ(0, uring_kv_sized(self->fd, &cmd, k + 8, false));
-	ASSERT_EQ(0, uring_kv_sized(self->fd, &cmd, 80, false));
-	ASSERT_EQ(-E2BIG, uring_kv_sized(self->fd, &cmd, 80, true));
-	ASSERT_EQ(-EINVAL, uring_kv_sized(self->fd, &cmd, 88, false));
-	ASSERT_EQ(-EINVAL, uring_kv_sized(self->fd, &cmd, k - 8, false));
+	ASSERT_EQ(0, uring_kv(self->fd, &cmd, k + 8, false));
+	ASSERT_EQ(0, uring_kv(self->fd, &cmd, 80, false));
+	ASSERT_EQ(-E2BIG, uring_kv(self->fd, &cmd, 80, true));
+	ASSERT_EQ(-EINVAL, uring_kv(self->fd, &cmd, 88, false));
+	ASSERT_EQ(-EINVAL, uring_kv(self->fd, &cmd, k - 8, false));
 	ASSERT_EQ(0, get8(self->fd, self->at.mn_id, key, &out));
 	ASSERT_EQ(val, out);
 }
@@ -839,6 +840,35 @@ TEST_F(kv, debugfs_and_the_lock_tracepoint_show_the_store)
 	} else if (!strcmp(variant->mode, "osync")) {
 		EXPECT_EQ(NULL, strstr(buf, "acquire lock"));
 	}
+}
+
+/*
+ * The state tracepoints name a node's and a channel's states from the
+ * lists that define them (kmod/vocab.h), and the format files carry
+ * their numbers (TRACE_DEFINE_ENUM), so tools that read them decode the
+ * names too.
+ */
+TEST_F(kv, state_tracepoints_name_every_transition)
+{
+	static char buf[1 << 16];
+	struct cider_attach at;
+
+	NEED_MN();
+	ASSERT_EQ(0, read_file(TRACING "events/cider/cider_mn_state/format", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "{ 1, \"live\" }")) TH_LOG("%s", buf);
+	ASSERT_EQ(0, read_file(TRACING "events/cider/cider_chan_state/format", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "{ 3, \"drained\" }")) TH_LOG("%s", buf);
+	ASSERT_EQ(0, write_file(TRACING "trace", ""));
+	ASSERT_EQ(0, write_file(TRACING "events/cider/cider_mn_state/enable", "1"));
+	ASSERT_EQ(0, write_file(TRACING "events/cider/cider_chan_state/enable", "1"));
+	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 9, 0, &at));
+	ASSERT_EQ(0, cider_detach(self->fd, at.mn_id));
+	ASSERT_EQ(0, write_file(TRACING "events/cider/cider_mn_state/enable", "0"));
+	ASSERT_EQ(0, write_file(TRACING "events/cider/cider_chan_state/enable", "0"));
+	ASSERT_EQ(0, read_file(TRACING "trace", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "attaching -> live")) TH_LOG("%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "connecting -> live")) TH_LOG("%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "stopped -> drained")) TH_LOG("%s", buf);
 }
 
 /* cider.ko's address range, from /proc/modules: 0 or -1. */

@@ -528,24 +528,26 @@ TEST_F(mn, bad_batches_are_refused)
 	munmap(ro, 4096);
 }
 
-/* A RAW batch of one FAA through io_uring, its structure @len bytes. */
+struct raw_one {
+	int fd;
+	unsigned int mn;
+	struct cider_raw_op *op;
+};
+
+static void prep_raw(struct io_uring_sqe *sqe, const void *arg)
+{
+	const struct raw_one *r = arg;
+
+	cider_uring_prep_raw(sqe, r->fd, r->mn, r->op, 1);
+}
+
+/* A RAW batch of @op alone through io_uring, its structure @len bytes. */
 static int uring_raw_sized(int fd, unsigned int mn, struct cider_raw_op *op, size_t len,
 			   bool tail_set)
 {
-	struct io_uring_cqe *cqe;
-	struct io_uring_sqe *sqe;
-	struct io_uring ring;
-	int ret;
+	struct raw_one r = { .fd = fd, .mn = mn, .op = op };
 
-	if (cider_uring_init(&ring, 2))
-		return -ENOMEM;
-	sqe = io_uring_get_sqe(&ring);
-	cider_uring_prep_raw(sqe, fd, mn, op, 1);
-	sqe_sized(sqe, sizeof(struct cider_raw_batch), len, tail_set);
-	ret = io_uring_submit_and_wait(&ring, 1) == 1 && !io_uring_peek_cqe(&ring, &cqe) ?
-	      cqe->res : -EIO;
-	io_uring_queue_exit(&ring);
-	return ret;
+	return uring_sized(prep_raw, &r, sizeof(struct cider_raw_batch), len, tail_set);
 }
 
 /*

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The core's vocabulary: one list per concept, from which its enums and
+ * names (and cider.ko's tracepoint symbols) are made, so that no member
+ * is named twice.  A list calls X(NAME, name, ...) for each member, in
+ * order; one that cider_trace.h prints ends with X_LAST(), for the
+ * comma-separated symbols of __print_symbolic().  checkpatch takes such
+ * lists for complex macros: the Makefile waives that check, and only it,
+ * for this file and kmod/vocab.h.
+ */
+#ifndef _CIDER_CORE_VOCAB_H
+#define _CIDER_CORE_VOCAB_H
+
+/*
+ * cider_mn_sb.index and .mode (layout.h): the number in the superblock
+ * (the ABI's CIDER_STORE_* too, asserted in mn.c) and the name cider-memd
+ * and the tools use (store.c); the core's enum cider_index and enum
+ * cider_mode (proto.h) are the number - 1.  0 is "not a KV store", so a
+ * zeroed word is refused.
+ */
+#define CIDER_SB_INDEXES(X)						\
+	X(ARRAY, array, 1)	/* the paper's pointer array, u64 keys */	\
+	X(HASH, hash, 2)	/* RACE-style hash index (race.h) */
+
+#define CIDER_SB_MODES(X)						\
+	X(OSYNC, osync, 1)	/* out-of-place write + CAS, retries */	\
+	X(CASLOCK, caslock, 2)	/* a CAS spinlock per key */		\
+	X(MCS, mcs, 3)		/* a distributed MCS lock per key */	\
+	X(CIDER, cider, 4)	/* contention-aware, write combining */
+
+/*
+ * One-sided verbs, by the name their counters bear: the core's enum
+ * cider_verb_op (proto.h), the data path's enum cider_rdma_op
+ * (transport.h) and the ABI's CIDER_RAW_* (the index + 1), asserted
+ * equal in rawop.c.
+ */
+#define CIDER_VERBS(X)	\
+	X(READ, read)	\
+	X(WRITE, write)	\
+	X(CAS, cas)	\
+	X(FAA, faa)
+
+/* A lock event the core reports (proto.h, enum cider_trace_type). */
+#define CIDER_TRACE_TYPES(X, X_LAST)	\
+	X(ACQUIRE, acquire)		\
+	X(RELEASE, release)		\
+	X_LAST(RESET, reset)
+
+/*
+ * What the lists make, for their users to apply (defined here, where the
+ * waiver covers them): each member's name, and the enums.
+ */
+#define CIDER_VOCAB_NAME(n, s, ...)	#s,
+#define CIDER_SB_INDEX_ENUM(n, s, v)	CIDER_SB_INDEX_##n = (v),
+#define CIDER_SB_MODE_ENUM(n, s, v)	CIDER_SB_MODE_##n = (v),
+#define CIDER_INDEX_ENUM(n, s, v)	CIDER_INDEX_##n = (v) - 1,
+#define CIDER_MODE_ENUM(n, s, v)	CIDER_MODE_##n = (v) - 1,
+#define CIDER_TRACE_TYPE_ENUM(n, s)	CIDER_T_##n,
+#define CIDER_V_ENUM(n, s)		CIDER_V_##n,
+
+#endif /* _CIDER_CORE_VOCAB_H */

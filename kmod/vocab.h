@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cider.ko's vocabulary: the lists of its state machines, from which
+ * their enums, names and tracepoint symbols are made (as core/vocab.h,
+ * whose rules hold here).
+ */
+#ifndef _CIDER_VOCAB_H
+#define _CIDER_VOCAB_H
+
+/*
+ * A memory node's life (mn.h, enum cider_mn_state; the diagram in
+ * Documentation/datapath.rst).
+ */
+#define CIDER_MN_STATES(X, X_LAST)					\
+	X(ATTACHING, attaching)	/* connecting; not listed */		\
+	X(LIVE, live)		/* accepting work (probe, then listed) */	\
+	X(DEAD, dead)		/* lost: every operation fails */		\
+	X_LAST(STOPPED, stopped) /* channels torn down or going */
+
+/* A channel's life (transport.h, enum cider_chan_state). */
+#define CIDER_CHAN_STATES(X, X_LAST)					\
+	X(CONNECTING, connecting) /* rdma_cm at work; nothing may be posted */ \
+	X(LIVE, live)		/* established: accepting and posting work */	\
+	X(STOPPED, stopped)	/* accepting nothing; posted work may be out */ \
+	X_LAST(DRAINED, drained) /* drained and canceled: nothing outstanding */
+
+/* What the lists make (as core/vocab.h's). */
+#define CIDER_MN_STATE_ENUM(n, s)	CIDER_MN_STATE_##n,
+#define CIDER_CHAN_STATE_ENUM(n, s)	CIDER_CHAN_##n,
+#define CIDER_RDMA_ENUM(n, s)		CIDER_RDMA_##n,
+
+/* rawop.c: one verb, one number: the core's, the data path's, the ABI's. */
+#define CIDER_VERB_CHECK(n, s)						\
+	static_assert((int)CIDER_V_##n == (int)CIDER_RDMA_##n &&		\
+		      CIDER_RAW_##n == CIDER_RDMA_##n + 1);
+
+/* mn.c: the ABI's CIDER_STORE_* number index and mode as the superblock. */
+#define CIDER_STORE_CHECK(n, s, v)	static_assert(CIDER_STORE_##n == (v));
+
+/*
+ * For cider_trace.h: each member a TRACE_DEFINE_ENUM(), so that tools
+ * that read the events' format files decode the symbols too; and the
+ * symbols of __print_symbolic(), the last without a comma.
+ */
+#define CIDER_MN_STATE_TRACE_ENUM(n, s)	TRACE_DEFINE_ENUM(CIDER_MN_STATE_##n);
+#define CIDER_CHAN_TRACE_ENUM(n, s)	TRACE_DEFINE_ENUM(CIDER_CHAN_##n);
+#define CIDER_T_TRACE_ENUM(n, s)	TRACE_DEFINE_ENUM(CIDER_T_##n);
+#define CIDER_MN_SYM(n, s)		{ CIDER_MN_STATE_##n, #s },
+#define CIDER_MN_SYM_LAST(n, s)		{ CIDER_MN_STATE_##n, #s }
+#define CIDER_CHAN_SYM(n, s)		{ CIDER_CHAN_##n, #s },
+#define CIDER_CHAN_SYM_LAST(n, s)	{ CIDER_CHAN_##n, #s }
+#define CIDER_T_SYM(n, s)		{ CIDER_T_##n, #s },
+#define CIDER_T_SYM_LAST(n, s)		{ CIDER_T_##n, #s }
+
+#endif /* _CIDER_VOCAB_H */
