@@ -49,16 +49,21 @@ void cider_kslot_set_state(struct cider_kslot *ks, enum cider_kslot_state s)
 	ks->state = s;
 }
 
+/* The errno of each of the core's results (core/vocab.h). */
+static const int cider_kvs_errno[CIDER_RES_NR] = { CIDER_RESULTS(CIDER_RES_ERRNO) };
+
+/*
+ * The counter a request's result goes to: the core's result it means
+ * (OK .. UNKNOWN); anything else, whatever ended it, is FAILED.
+ */
 static unsigned int cider_kvs_res(int result)
 {
-	switch (result) {
-	case 0: return CIDER_KVS_OK;
-	case -ENOENT: return CIDER_KVS_NOTFOUND;
-	case -EEXIST: return CIDER_KVS_EXISTS;
-	case -ENOSPC: return CIDER_KVS_NOSPC;
-	case -ECOMM: return CIDER_KVS_UNKNOWN;
-	default: return CIDER_KVS_FAILED;
-	}
+	unsigned int r;
+
+	for (r = CIDER_RES_OK; r < CIDER_RES_FAILED; r++)
+		if (cider_kvs_errno[r] == result)
+			return r;
+	return CIDER_RES_FAILED;
 }
 
 /*
@@ -181,16 +186,6 @@ static void cider_shard_run(struct cider_shard *sh)
 		cider_cn_on_msg(&sh->cn, &m);
 	}
 }
-
-static const int cider_kvs_errno[CIDER_RES_NR] = {
-	[CIDER_RES_OK] = 0,
-	[CIDER_RES_NOTFOUND] = -ENOENT,
-	[CIDER_RES_EXISTS] = -EEXIST,
-	[CIDER_RES_NOSPC] = -ENOSPC,
-	[CIDER_RES_UNKNOWN] = -ECOMM,
-	[CIDER_RES_FAILED] = -ENOTCONN,
-	[CIDER_RES_INVALID] = -EINVAL,
-};
 
 /*
  * An UPDATE ended: was it locked, and was its write covered by another's
@@ -468,13 +463,10 @@ static int cider_kslot_fill(struct cider_kslot *ks, struct cider_kv_req *r, bool
 	return 0;
 }
 
-static const u8 cider_kvs_core_op[] = {
-	[CIDER_KV_GET] = CIDER_SEARCH,
-	[CIDER_KV_PUT] = CIDER_UPDATE,
-	[CIDER_KV_INSERT] = CIDER_INSERT,
-	[CIDER_KV_UPDATE] = CIDER_UPDATE,
-	[CIDER_KV_DELETE] = CIDER_DELETE,
-};
+/* By CIDER_KV_*, from 1 (vocab.h; the order asserted here). */
+enum { CIDER_KV_INDEX_NONE, CIDER_KV_OPS(CIDER_KV_OP_INDEX) };
+CIDER_KV_OPS(CIDER_KV_OP_CHECK)
+static const u8 cider_kvs_core_op[] = { 0, CIDER_KV_OPS(CIDER_KV_CORE_OP) };
 
 /* Filled: run it, unless the copy failed or the store died meanwhile. */
 static int cider_kslot_run(struct cider_kslot *ks, struct cider_kv_req *r, int filled)

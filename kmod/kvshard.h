@@ -97,13 +97,9 @@ struct cider_kslot {
  * debugfs file adds them up): the figures cider-sim reports, from the
  * verbs the NIC was asked to post.
  */
-enum {
-	CIDER_KVS_OK, CIDER_KVS_NOTFOUND, CIDER_KVS_EXISTS, CIDER_KVS_NOSPC, CIDER_KVS_UNKNOWN,
-	CIDER_KVS_FAILED, CIDER_KVS_NR_RES
-};
 
 struct cider_kvs_stats {
-	u64 ops[CIDER_KV_DELETE + 1][CIDER_KVS_NR_RES];	/* by CIDER_KV_* and result */
+	u64 ops[CIDER_KV_DELETE + 1][CIDER_RES_NR];	/* by CIDER_KV_* and result (OK..FAILED) */
 	u64 verbs[4];			/* by CIDER_V_* */
 	u64 updates;			/* core UPDATEs ended (PUT runs as one) */
 	u64 pessimistic;		/* of which went the locked way */

@@ -111,7 +111,7 @@ static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *s
 
 	spin_lock_bh(&sh->lock);
 	for (i = 0; i <= CIDER_KV_DELETE; i++)
-		for (j = 0; j < CIDER_KVS_NR_RES; j++)
+		for (j = 0; j < CIDER_RES_NR; j++)
 			t->ops[i][j] += sh->stats.ops[i][j];
 	for (i = 0; i < ARRAY_SIZE(t->verbs); i++)
 		t->verbs[i] += sh->stats.verbs[i];
@@ -135,9 +135,8 @@ static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *s
  */
 void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 {
-	static const char *const ops[] = { "", "get", "put", "insert", "update", "delete" };
-	static const char *const res[] = { "ok", "notfound", "exists", "nospc", "unknown",
-					   "failed" };
+	static const char *const ops[] = { "", CIDER_KV_OPS(CIDER_VOCAB_NAME) };
+	static const char *const res[] = { CIDER_RESULTS(CIDER_VOCAB_NAME) };
 	struct cider_kvs_stats *t;
 	unsigned int i, j;
 	struct cider_client_stats cst = {};
@@ -151,7 +150,7 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 		cider_kvs_stats_add(t, mn->kvs->shards[i], &cst);
 	seq_puts(m, "kv");
 	for (i = CIDER_KV_GET; i <= CIDER_KV_DELETE; i++)
-		for (j = 0; j < CIDER_KVS_NR_RES; j++)
+		for (j = CIDER_RES_OK; j <= CIDER_RES_FAILED; j++)
 			seq_printf(m, " %s_%s=%llu", ops[i], res[j], t->ops[i][j]);
 	seq_printf(m, " verbs_read=%llu verbs_write=%llu verbs_cas=%llu verbs_faa=%llu",
 		   t->verbs[CIDER_V_READ], t->verbs[CIDER_V_WRITE], t->verbs[CIDER_V_CAS],

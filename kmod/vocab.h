@@ -34,6 +34,25 @@
 	static_assert((int)CIDER_V_##n == (int)CIDER_RDMA_##n &&		\
 		      CIDER_RAW_##n == CIDER_RDMA_##n + 1);
 
+/* kslot.c: the errno of each of the core's results. */
+#define CIDER_RES_ERRNO(n, s, e)	-(e),
+
+/*
+ * KV operations: the ABI's CIDER_KV_* (from 1, in this order: asserted
+ * in kslot.c), the counters' names, and the core operation that runs
+ * one (a PUT runs as UPDATE, then INSERT when the key is absent).
+ */
+#define CIDER_KV_OPS(X)				\
+	X(GET, get, CIDER_SEARCH)		\
+	X(PUT, put, CIDER_UPDATE)		\
+	X(INSERT, insert, CIDER_INSERT)		\
+	X(UPDATE, update, CIDER_UPDATE)		\
+	X(DELETE, delete, CIDER_DELETE)
+
+#define CIDER_KV_OP_INDEX(n, s, op)	CIDER_KV_INDEX_##n,
+#define CIDER_KV_OP_CHECK(n, s, op)	static_assert(CIDER_KV_##n == CIDER_KV_INDEX_##n);
+#define CIDER_KV_CORE_OP(n, s, op)	op,
+
 /* mn.c: the ABI's CIDER_STORE_* number index and mode as the superblock. */
 #define CIDER_STORE_CHECK(n, s, v)	static_assert(CIDER_STORE_##n == (v));
 

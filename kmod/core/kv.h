@@ -24,6 +24,7 @@
 #define _CIDER_CORE_KV_H
 
 #include "platform.h"
+#include "vocab.h"
 
 #define CIDER_VER_BITS		12
 #define CIDER_VER_MASK		((1U << CIDER_VER_BITS) - 1)
@@ -34,18 +35,8 @@
 
 enum cider_op { CIDER_SEARCH, CIDER_INSERT, CIDER_UPDATE, CIDER_DELETE };
 
-/* Invalid operations are results, not errors (paper §2.2). */
-enum cider_res {
-	CIDER_RES_NONE,		/* not finished */
-	CIDER_RES_OK,
-	CIDER_RES_NOTFOUND,	/* SEARCH, UPDATE or DELETE of an absent key */
-	CIDER_RES_EXISTS,	/* INSERT of a present key */
-	CIDER_RES_NOSPC,	/* the memory node has no room for the block */
-	CIDER_RES_UNKNOWN,	/* outcome unknown: the combiner died mid-way */
-	CIDER_RES_FAILED,	/* a verb failed before anything took effect */
-	CIDER_RES_INVALID,	/* the arguments do not fit the index */
-	CIDER_RES_NR
-};
+/* The list of vocab.h. */
+enum cider_res { CIDER_RESULTS(CIDER_RES_ENUM) CIDER_RES_NR };
 
 static inline u64 cider_word(u32 ver, u64 off)
 {

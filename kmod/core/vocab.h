@@ -40,6 +40,22 @@
 	X(CAS, cas)	\
 	X(FAA, faa)
 
+/*
+ * How an operation of the core ends (kv.h, enum cider_res; invalid
+ * operations are results, not errors, paper §2.2): its name, which the
+ * KV counters bear too (kvstore.c), and the errno cider.ko answers with
+ * (kslot.c).
+ */
+#define CIDER_RESULTS(X)						\
+	X(NONE, none, 0)		/* not finished */			\
+	X(OK, ok, 0)							\
+	X(NOTFOUND, notfound, ENOENT)	/* SEARCH, UPDATE or DELETE, absent */	\
+	X(EXISTS, exists, EEXIST)	/* INSERT of a present key */		\
+	X(NOSPC, nospc, ENOSPC)		/* the MN has no room for the block */	\
+	X(UNKNOWN, unknown, ECOMM)	/* the combiner died mid-way */	\
+	X(FAILED, failed, ENOTCONN)	/* a verb failed before any effect */	\
+	X(INVALID, invalid, EINVAL)	/* the arguments do not fit the index */
+
 /* A lock event the core reports (proto.h, enum cider_trace_type). */
 #define CIDER_TRACE_TYPES(X, X_LAST)	\
 	X(ACQUIRE, acquire)		\
@@ -57,5 +73,6 @@
 #define CIDER_MODE_ENUM(n, s, v)	CIDER_MODE_##n = (v) - 1,
 #define CIDER_TRACE_TYPE_ENUM(n, s)	CIDER_T_##n,
 #define CIDER_V_ENUM(n, s)		CIDER_V_##n,
+#define CIDER_RES_ENUM(n, s, e)		CIDER_RES_##n,
 
 #endif /* _CIDER_CORE_VOCAB_H */
