@@ -18,27 +18,12 @@
 #include "params.h"
 
 const char *const cider_kslot_state_names[CIDER_KSLOT_NR_STATES] = {
-	[CIDER_KSLOT_FREE] = "free",
-	[CIDER_KSLOT_FILLING] = "filling",
-	[CIDER_KSLOT_RUNNING] = "running",
-	[CIDER_KSLOT_POSTED] = "posted",
-	[CIDER_KSLOT_AGAIN] = "again",
-	[CIDER_KSLOT_ORPHAN] = "orphan",
-	[CIDER_KSLOT_DEAD] = "dead",
+	CIDER_KSLOT_STATES(CIDER_VOCAB_NAME)
 };
 
+/* Which states may follow each (vocab.h). */
 #define S(x) BIT(CIDER_KSLOT_##x)
-/* Which state may follow which. */
-static const u8 cider_kslot_next[CIDER_KSLOT_NR_STATES] = {
-	[CIDER_KSLOT_FREE] = S(FILLING),
-	[CIDER_KSLOT_FILLING] = S(FREE) | S(RUNNING),
-	[CIDER_KSLOT_RUNNING] = S(POSTED) | S(AGAIN) | S(FREE) | S(DEAD),
-	[CIDER_KSLOT_POSTED] = S(RUNNING) | S(ORPHAN),
-	[CIDER_KSLOT_AGAIN] = S(RUNNING) | S(FREE) | S(DEAD),
-	[CIDER_KSLOT_ORPHAN] = S(DEAD),
-	[CIDER_KSLOT_DEAD] = S(FILLING),
-};
-
+static const u8 cider_kslot_next[CIDER_KSLOT_NR_STATES] = { CIDER_KSLOT_STATES(CIDER_KSLOT_NEXT) };
 #undef S
 
 void cider_kslot_set_state(struct cider_kslot *ks, enum cider_kslot_state s)

@@ -19,6 +19,7 @@
 #include "cider.h"
 #include "kvstore.h"
 #include "transport.h"
+#include "vocab.h"
 
 #define CIDER_KVS_MAX_SHARDS	16	/* qnode ids: 12 bits of CN = 256 x 16 */
 #define CIDER_KVS_SLOTS		32	/* core clients per shard (local WC: <= 64) */
@@ -54,19 +55,10 @@
 struct cider_shard;
 
 /*
- * A slot's life (kslot.c, cider_kslot_set_state() says which step may
- * follow which); the shard's lock guards it.
+ * A slot's life (vocab.h: its states and which may follow which;
+ * cider_kslot_set_state() checks every step); the shard's lock guards it.
  */
-enum cider_kslot_state {
-	CIDER_KSLOT_FREE,	/* no operation; its client alive: claimable */
-	CIDER_KSLOT_FILLING,	/* claimed: its submitter copies the bytes in */
-	CIDER_KSLOT_RUNNING,	/* the core runs the operation, no verb of it out */
-	CIDER_KSLOT_POSTED,	/* the core runs it, its batch with the data path */
-	CIDER_KSLOT_AGAIN,	/* a PUT between two attempts, on the run queue */
-	CIDER_KSLOT_ORPHAN,	/* ended by its bound, its batch still out */
-	CIDER_KSLOT_DEAD,	/* free, its client dead: revived a lease after */
-	CIDER_KSLOT_NR_STATES
-};
+enum cider_kslot_state { CIDER_KSLOT_STATES(CIDER_KSLOT_ENUM) CIDER_KSLOT_NR_STATES };
 
 /* The kernel's side of one core client, and the operation's bytes. */
 struct cider_kslot {

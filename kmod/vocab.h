@@ -24,7 +24,25 @@
 	X(STOPPED, stopped)	/* accepting nothing; posted work may be out */ \
 	X_LAST(DRAINED, drained) /* drained and canceled: nothing outstanding */
 
+/*
+ * A KV slot's life (kvshard.h, enum cider_kslot_state): each state's
+ * name and the states that may follow it, as S(NAME) bits (kslot.c
+ * checks every step against them).
+ */
+#define CIDER_KSLOT_STATES(X)						\
+	X(FREE, free, S(FILLING))	/* no operation; claimable */		\
+	X(FILLING, filling, S(FREE) | S(RUNNING))	/* its bytes copied in */ \
+	X(RUNNING, running, S(POSTED) | S(AGAIN) | S(FREE) | S(DEAD))		\
+		/* the core runs the operation, no verb of it out */		\
+	X(POSTED, posted, S(RUNNING) | S(ORPHAN))	/* its batch is out */	\
+	X(AGAIN, again, S(RUNNING) | S(FREE) | S(DEAD))			\
+		/* a PUT between two attempts, on the run queue */		\
+	X(ORPHAN, orphan, S(DEAD))	/* ended by its bound, batch still out */ \
+	X(DEAD, dead, S(FILLING))	/* its client dead: revived a lease after */
+
 /* What the lists make (as core/vocab.h's). */
+#define CIDER_KSLOT_ENUM(n, s, next)	CIDER_KSLOT_##n,
+#define CIDER_KSLOT_NEXT(n, s, next)	next,
 #define CIDER_MN_STATE_ENUM(n, s)	CIDER_MN_STATE_##n,
 #define CIDER_CHAN_STATE_ENUM(n, s)	CIDER_CHAN_##n,
 #define CIDER_RDMA_ENUM(n, s)		CIDER_RDMA_##n,
