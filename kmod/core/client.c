@@ -36,35 +36,7 @@ enum cider_child {
 static const struct {
 	const char *name;
 	u8 child;		/* enum cider_child */
-} cider_op_states[CIDER_OP_NR_STATES] = {
-	[CIDER_OP_AGAIN] = { "again", CIDER_CHILD_NONE },
-	[CIDER_OP_LWC_WAIT] = { "lwc_wait", CIDER_CHILD_NONE },
-	[CIDER_OP_FENCE_ENTER] = { "fence_enter", CIDER_CHILD_FENCE },
-	[CIDER_OP_LOCATE] = { "locate", CIDER_CHILD_LOCATE },
-	[CIDER_OP_FENCE_LEAVE] = { "fence_leave", CIDER_CHILD_FENCE },
-	[CIDER_OP_SEARCH_READ] = { "search_read", CIDER_CHILD_NONE },
-	[CIDER_OP_INSERT] = { "insert", CIDER_CHILD_INSERT },
-	[CIDER_OP_ILOCK] = { "ilock", CIDER_CHILD_CASLOCK },
-	[CIDER_OP_ILOOP] = { "iloop", CIDER_CHILD_NONE },
-	[CIDER_OP_IFENCE] = { "ifence", CIDER_CHILD_FENCE },
-	[CIDER_OP_ILOCATE] = { "ilocate", CIDER_CHILD_LOCATE },
-	[CIDER_OP_IINSERT] = { "iinsert", CIDER_CHILD_INSERT },
-	[CIDER_OP_IUNLOCK] = { "iunlock", CIDER_CHILD_CASLOCK },
-	[CIDER_OP_OPTIMISTIC] = { "optimistic", CIDER_CHILD_WRITE },
-	[CIDER_OP_CASLOCK] = { "caslock", CIDER_CHILD_CASLOCK },
-	[CIDER_OP_CASLOCK_WRITE] = { "caslock_write", CIDER_CHILD_WRITE },
-	[CIDER_OP_CASUNLOCK] = { "casunlock", CIDER_CHILD_CASLOCK },
-	[CIDER_OP_ACQUIRE] = { "acquire", CIDER_CHILD_ACQUIRE },
-	[CIDER_OP_RESTART] = { "restart", CIDER_CHILD_NONE },
-	[CIDER_OP_EXEC_WRITE] = { "exec_write", CIDER_CHILD_WRITE },
-	[CIDER_OP_EXEC_RELEASE] = { "exec_release", CIDER_CHILD_RELEASE },
-	[CIDER_OP_COORD] = { "coord", CIDER_CHILD_COORD },
-	[CIDER_OP_HOLD_WRITE] = { "hold_write", CIDER_CHILD_WRITE },
-	[CIDER_OP_HOLD_LOCATE] = { "hold_locate", CIDER_CHILD_LOCATE },
-	[CIDER_OP_HOLD_RELEASE] = { "hold_release", CIDER_CHILD_RELEASE },
-	[CIDER_OP_DONE] = { "done", CIDER_CHILD_NONE },
-	[CIDER_OP_DONE_FENCE] = { "done_fence", CIDER_CHILD_FENCE },
-};
+} cider_op_states[CIDER_OP_NR_STATES] = { CIDER_OP_STATES(CIDER_OP_STATE_ENTRY) };
 
 static u8 cider_op_child(const struct cider_client *c)
 {

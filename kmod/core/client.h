@@ -16,37 +16,8 @@
 #include "writecomb.h"
 #include "write.h"
 
-/* The operation's machine: each state names the step or child it runs. */
-enum cider_op_state {
-	CIDER_OP_AGAIN,		/* (re)start: join a local WC batch or go on */
-	CIDER_OP_LWC_WAIT,	/* parked as a member of a local WC batch */
-	CIDER_OP_FENCE_ENTER,	/* child: cider_fence, announce */
-	CIDER_OP_LOCATE,	/* child: cider_locate */
-	CIDER_OP_FENCE_LEAVE,	/* child: cider_fence, leave before writing */
-	CIDER_OP_SEARCH_READ,	/* array SEARCH: READ of the block posted */
-	CIDER_OP_INSERT,	/* array INSERT, child: cider_insert */
-	CIDER_OP_ILOCK,		/* hash INSERT, child: cider_caslock on its INSERT lock */
-	CIDER_OP_ILOOP,		/* hash INSERT under the lock: locate again */
-	CIDER_OP_IFENCE,	/* child: cider_fence, announce */
-	CIDER_OP_ILOCATE,	/* child: cider_locate */
-	CIDER_OP_IINSERT,	/* child: cider_insert */
-	CIDER_OP_IUNLOCK,	/* child: cider_caslock, release */
-	CIDER_OP_OPTIMISTIC,	/* child: cider_write without a lock */
-	CIDER_OP_CASLOCK,	/* caslock, child: cider_caslock */
-	CIDER_OP_CASLOCK_WRITE,	/* child: cider_write under it */
-	CIDER_OP_CASUNLOCK,	/* child: cider_caslock, release */
-	CIDER_OP_ACQUIRE,	/* child: cider_acquire, the MCS lock */
-	CIDER_OP_RESTART,	/* sleeping before starting over */
-	CIDER_OP_EXEC_WRITE,	/* executor, child: cider_write for the batch */
-	CIDER_OP_EXEC_RELEASE,	/* executor, child: cider_release of the batch */
-	CIDER_OP_COORD,		/* coordinator, child: cider_coord */
-	CIDER_OP_HOLD_WRITE,	/* holder, child: cider_write */
-	CIDER_OP_HOLD_LOCATE,	/* holder, child: cider_locate (the slot changed) */
-	CIDER_OP_HOLD_RELEASE,	/* holder, child: cider_release */
-	CIDER_OP_DONE,		/* the result is known: leave the fence */
-	CIDER_OP_DONE_FENCE,	/* child: cider_fence, leave */
-	CIDER_OP_NR_STATES
-};
+/* The operation's machine (core/vocab.h: each state's name and child). */
+enum cider_op_state { CIDER_OP_STATES(CIDER_OP_STATE_ENUM) CIDER_OP_NR_STATES };
 
 struct cider_client_stats {
 	u64 ops, updates, pessimistic, combined, cas_fail, resets;

@@ -63,6 +63,40 @@
 	X_LAST(RESET, reset)
 
 /*
+ * A client's operation machine (client.h, enum cider_op_state; client.c
+ * dispatches on the order): each state's name and the child machine it
+ * runs (enum cider_child, client.c).
+ */
+#define CIDER_OP_STATES(X)\
+	X(AGAIN, again, NONE) /* (re)start: join a local WC batch or go on */ \
+	X(LWC_WAIT, lwc_wait, NONE) /* parked as a member of a local WC batch */ \
+	X(FENCE_ENTER, fence_enter, FENCE) /* child: cider_fence, announce */ \
+	X(LOCATE, locate, LOCATE) /* child: cider_locate */ \
+	X(FENCE_LEAVE, fence_leave, FENCE) /* child: cider_fence, leave before writing */ \
+	X(SEARCH_READ, search_read, NONE) /* array SEARCH: READ of the block posted */ \
+	X(INSERT, insert, INSERT) /* array INSERT, child: cider_insert */ \
+	X(ILOCK, ilock, CASLOCK) /* hash INSERT, child: cider_caslock on its INSERT lock */ \
+	X(ILOOP, iloop, NONE) /* hash INSERT under the lock: locate again */ \
+	X(IFENCE, ifence, FENCE) /* child: cider_fence, announce */ \
+	X(ILOCATE, ilocate, LOCATE) /* child: cider_locate */ \
+	X(IINSERT, iinsert, INSERT) /* child: cider_insert */ \
+	X(IUNLOCK, iunlock, CASLOCK) /* child: cider_caslock, release */ \
+	X(OPTIMISTIC, optimistic, WRITE) /* child: cider_write without a lock */ \
+	X(CASLOCK, caslock, CASLOCK) /* caslock, child: cider_caslock */ \
+	X(CASLOCK_WRITE, caslock_write, WRITE) /* child: cider_write under it */ \
+	X(CASUNLOCK, casunlock, CASLOCK) /* child: cider_caslock, release */ \
+	X(ACQUIRE, acquire, ACQUIRE) /* child: cider_acquire, the MCS lock */ \
+	X(RESTART, restart, NONE) /* sleeping before starting over */ \
+	X(EXEC_WRITE, exec_write, WRITE) /* executor, child: cider_write for the batch */ \
+	X(EXEC_RELEASE, exec_release, RELEASE) /* executor, child: cider_release of the batch */ \
+	X(COORD, coord, COORD) /* coordinator, child: cider_coord */ \
+	X(HOLD_WRITE, hold_write, WRITE) /* holder, child: cider_write */ \
+	X(HOLD_LOCATE, hold_locate, LOCATE) /* holder, child: cider_locate (the slot changed) */ \
+	X(HOLD_RELEASE, hold_release, RELEASE) /* holder, child: cider_release */ \
+	X(DONE, done, NONE) /* the result is known: leave the fence */ \
+	X(DONE_FENCE, done_fence, FENCE) /* child: cider_fence, leave */
+
+/*
  * What the lists make, for their users to apply (defined here, where the
  * waiver covers them): each member's name, and the enums.
  */
@@ -74,5 +108,7 @@
 #define CIDER_TRACE_TYPE_ENUM(n, s)	CIDER_T_##n,
 #define CIDER_V_ENUM(n, s)		CIDER_V_##n,
 #define CIDER_RES_ENUM(n, s, e)		CIDER_RES_##n,
+#define CIDER_OP_STATE_ENUM(n, s, child)	CIDER_OP_##n,
+#define CIDER_OP_STATE_ENTRY(n, s, child)	{ #s, CIDER_CHILD_##child },
 
 #endif /* _CIDER_CORE_VOCAB_H */
