@@ -70,10 +70,7 @@ enum cider_step cider_alloc_step(struct cider_client *c)
 const char *cider_alloc_state_name(u8 state)
 {
 	static const char *const names[] = {
-		[CIDER_ALLOC_BEGIN] = "alloc:begin",
-		[CIDER_ALLOC_FENCE] = "alloc:fence",
-		[CIDER_ALLOC_CARVE] = "alloc:carve",
-		[CIDER_ALLOC_CHUNK] = "alloc:chunk",
+		CIDER_ALLOC_STATES(CIDER_SUB_STATE_NAME)
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "alloc:?";
@@ -157,5 +154,9 @@ enum cider_step cider_fence_step(struct cider_client *c)
 
 const char *cider_fence_state_name(u8 state)
 {
-	return state == CIDER_FENCE_BEGIN ? "fence:begin" : "fence:faa";
+	static const char *const names[] = {
+		CIDER_FENCE_STATES(CIDER_SUB_STATE_NAME)
+	};
+
+	return state < ARRAY_SIZE(names) ? names[state] : "fence:?";
 }

@@ -12,12 +12,7 @@
 
 struct cider_client;
 
-enum cider_alloc_state {
-	CIDER_ALLOC_BEGIN,
-	CIDER_ALLOC_FENCE,	/* READ of the reader fence posted */
-	CIDER_ALLOC_CARVE,	/* take a block from the slab */
-	CIDER_ALLOC_CHUNK,	/* FAA on the allocation cursor posted */
-};
+enum cider_alloc_state { CIDER_ALLOC_STATES(CIDER_SUB_STATE_ENUM) };
 
 /* Allocate a block of size class c->cls: blk, or 0 when the MN is full. */
 struct cider_alloc {
@@ -26,10 +21,7 @@ struct cider_alloc {
 	u64 fence_t;		/* when the fence READ was posted */
 };
 
-enum cider_fence_state {
-	CIDER_FENCE_BEGIN,
-	CIDER_FENCE_FAA,	/* FAA on the reader fence posted */
-};
+enum cider_fence_state { CIDER_FENCE_STATES(CIDER_SUB_STATE_ENUM) };
 
 /* Announce this client on the reader fence (enter) or leave it. */
 struct cider_fence {

@@ -205,11 +205,7 @@ enum cider_step cider_locate_step(struct cider_client *c)
 const char *cider_locate_state_name(u8 state)
 {
 	static const char *const names[] = {
-		[CIDER_LOCATE_BEGIN] = "locate:begin",
-		[CIDER_LOCATE_POINTER] = "locate:pointer",
-		[CIDER_LOCATE_BUCKETS] = "locate:buckets",
-		[CIDER_LOCATE_SCAN] = "locate:scan",
-		[CIDER_LOCATE_BLOCK] = "locate:block",
+		CIDER_LOCATE_STATES(CIDER_SUB_STATE_NAME)
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "locate:?";

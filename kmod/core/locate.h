@@ -11,13 +11,7 @@
 
 struct cider_client;
 
-enum cider_locate_state {
-	CIDER_LOCATE_BEGIN,
-	CIDER_LOCATE_POINTER,	/* array: READ of the data pointer posted */
-	CIDER_LOCATE_BUCKETS,	/* hash: READ of both buckets posted */
-	CIDER_LOCATE_SCAN,	/* hash: find the next candidate slot */
-	CIDER_LOCATE_BLOCK,	/* hash: READ of a candidate's block posted */
-};
+enum cider_locate_state { CIDER_LOCATE_STATES(CIDER_SUB_STATE_ENUM) };
 
 struct cider_locate {
 	u8 state;		/* enum cider_locate_state */

@@ -292,11 +292,7 @@ enum cider_step cider_wait_step(struct cider_client *c)
 const char *cider_wait_state_name(u8 state)
 {
 	static const char *const names[] = {
-		[CIDER_WAIT_BEGIN] = "wait:begin",
-		[CIDER_WAIT_CHECK] = "wait:check",
-		[CIDER_WAIT_SLEEP] = "wait:sleep",
-		[CIDER_WAIT_POLL] = "wait:poll",
-		[CIDER_WAIT_RESET] = "wait:reset",
+		CIDER_WAIT_STATES(CIDER_SUB_STATE_NAME)
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "wait:?";
@@ -430,11 +426,7 @@ enum cider_step cider_acquire_step(struct cider_client *c)
 const char *cider_acquire_state_name(u8 state)
 {
 	static const char *const names[] = {
-		[CIDER_ACQUIRE_BEGIN] = "acquire:begin",
-		[CIDER_ACQUIRE_FAA] = "acquire:faa",
-		[CIDER_ACQUIRE_FULL] = "acquire:full",
-		[CIDER_ACQUIRE_ENTRY] = "acquire:entry",
-		[CIDER_ACQUIRE_WAIT] = "acquire:wait",
+		CIDER_ACQUIRE_STATES(CIDER_SUB_STATE_NAME)
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "acquire:?";
@@ -491,8 +483,7 @@ enum cider_step cider_release_step(struct cider_client *c)
 const char *cider_release_state_name(u8 state)
 {
 	static const char *const names[] = {
-		[CIDER_RELEASE_BEGIN] = "release:begin",
-		[CIDER_RELEASE_POSTED] = "release:posted",
+		CIDER_RELEASE_STATES(CIDER_SUB_STATE_NAME)
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "release:?";
@@ -589,13 +580,7 @@ enum cider_step cider_caslock_step(struct cider_client *c)
 const char *cider_caslock_state_name(u8 state)
 {
 	static const char *const names[] = {
-		[CIDER_CASLOCK_BEGIN] = "caslock:begin",
-		[CIDER_CASLOCK_TRY] = "caslock:try",
-		[CIDER_CASLOCK_CAS] = "caslock:cas",
-		[CIDER_CASLOCK_RESET] = "caslock:reset",
-		[CIDER_CASLOCK_BACKOFF] = "caslock:backoff",
-		[CIDER_CASLOCK_RELEASE] = "caslock:release",
-		[CIDER_CASLOCK_UNLOCK] = "caslock:unlock",
+		CIDER_CASLOCK_STATES(CIDER_SUB_STATE_NAME)
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "caslock:?";
@@ -604,12 +589,7 @@ const char *cider_caslock_state_name(u8 state)
 const char *cider_qstate_name(u8 state)
 {
 	static const char *const names[] = {
-		[CIDER_Q_FREE] = "free",
-		[CIDER_Q_WAITING] = "waiting",
-		[CIDER_Q_GRANTED] = "granted",
-		[CIDER_Q_EXECUTOR] = "executor",
-		[CIDER_Q_COMBINED] = "combined",
-		[CIDER_Q_ABANDONED] = "abandoned",
+		CIDER_QSTATES(CIDER_VOCAB_NAME)
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "?";

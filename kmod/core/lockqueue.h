@@ -92,14 +92,7 @@ static inline u32 cider_lq_entry_slot(u64 e)
 }
 
 /* A queue node: one per lock acquisition, owned by its CN's agent. */
-enum cider_qstate {
-	CIDER_Q_FREE,
-	CIDER_Q_WAITING,	/* enqueued, lock not here yet */
-	CIDER_Q_GRANTED,	/* holds the lock in ticket order */
-	CIDER_Q_EXECUTOR,	/* holds it for a coordinator's batch */
-	CIDER_Q_COMBINED,	/* its write was combined; result known */
-	CIDER_Q_ABANDONED,	/* given up after a lock reset */
-};
+enum cider_qstate { CIDER_QSTATES(CIDER_QSTATE_ENUM) };
 
 struct cider_qnode {
 	u64 id;			/* 0: free slot; else names CN, slot, sequence */
@@ -147,13 +140,7 @@ enum cider_wait_cond {
 	CIDER_WAIT_ROOM,	/* the ring has room for the entry (or the lock came) */
 };
 
-enum cider_wait_state {
-	CIDER_WAIT_BEGIN,
-	CIDER_WAIT_CHECK,	/* the condition, else sleep a quarter lease */
-	CIDER_WAIT_SLEEP,	/* sleeping: a message or the timer ends it */
-	CIDER_WAIT_POLL,	/* READ of the header posted */
-	CIDER_WAIT_RESET,	/* CAS resetting a dead holder's lock posted */
-};
+enum cider_wait_state { CIDER_WAIT_STATES(CIDER_SUB_STATE_ENUM) };
 
 /*
  * Wait until the condition holds, polling the lock's header; ends with
@@ -168,13 +155,7 @@ struct cider_lock_wait {
 	u64 passed_at;		/* when head first passed the ticket, 0: not yet */
 };
 
-enum cider_acquire_state {
-	CIDER_ACQUIRE_BEGIN,
-	CIDER_ACQUIRE_FAA,	/* FAA of the header posted */
-	CIDER_ACQUIRE_FULL,	/* child: cider_lock_wait for room in the ring */
-	CIDER_ACQUIRE_ENTRY,	/* WRITE of the entry and READ of the header posted */
-	CIDER_ACQUIRE_WAIT,	/* child: cider_lock_wait for the lock */
-};
+enum cider_acquire_state { CIDER_ACQUIRE_STATES(CIDER_SUB_STATE_ENUM) };
 
 /*
  * Enqueue on c->key's lock (one FAA, never retried) and wait until c->qn
@@ -184,10 +165,7 @@ struct cider_acquire {
 	u8 state;		/* enum cider_acquire_state */
 };
 
-enum cider_release_state {
-	CIDER_RELEASE_BEGIN,
-	CIDER_RELEASE_POSTED,	/* FAA of the header and READ of the next entry posted */
-};
+enum cider_release_state { CIDER_RELEASE_STATES(CIDER_SUB_STATE_ENUM) };
 
 /* Release the tickets c->qn holds (its own, or its batch's). */
 struct cider_release {
@@ -196,15 +174,7 @@ struct cider_release {
 	u32 count;
 };
 
-enum cider_caslock_state {
-	CIDER_CASLOCK_BEGIN,
-	CIDER_CASLOCK_TRY,	/* CAS the lock word from 0 */
-	CIDER_CASLOCK_CAS,	/* CAS and READ of the epoch posted */
-	CIDER_CASLOCK_RESET,	/* reset of a holder past its lease posted */
-	CIDER_CASLOCK_BACKOFF,	/* sleeping after a failed CAS */
-	CIDER_CASLOCK_RELEASE,	/* release: CAS to 0 and FAA */
-	CIDER_CASLOCK_UNLOCK,	/* release: CAS to 0 and FAA posted */
-};
+enum cider_caslock_state { CIDER_CASLOCK_STATES(CIDER_SUB_STATE_ENUM) };
 
 /* The CAS spinlock on c->caddr: acquire, or release. */
 struct cider_caslock {

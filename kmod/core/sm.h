@@ -17,6 +17,8 @@
 #ifndef _CIDER_CORE_SM_H
 #define _CIDER_CORE_SM_H
 
+#include "vocab.h"	/* each machine's states and their names */
+
 enum cider_step {
 	CIDER_STEP_NEXT,	/* the state changed: step again at once */
 	CIDER_STEP_POSTED,	/* post c->v; resume when the verbs complete */

@@ -97,6 +97,83 @@
 	X(DONE_FENCE, done_fence, FENCE) /* child: cider_fence, leave */
 
 /*
+ * The sub-machines' states (sm.h): X(MACHINE, machine, STATE, state) for
+ * CIDER_<MACHINE>_<STATE> of enum cider_<machine>_state, named
+ * "machine:state" in the debugfs listing and the kernel's slot reports.
+ * A state that waits says for what.
+ */
+#define CIDER_ALLOC_STATES(X)	\
+	X(ALLOC, alloc, BEGIN, begin) \
+	X(ALLOC, alloc, FENCE, fence) /* READ of the reader fence posted */ \
+	X(ALLOC, alloc, CARVE, carve) /* take a block from the slab */ \
+	X(ALLOC, alloc, CHUNK, chunk) /* FAA on the allocation cursor posted */
+
+#define CIDER_FENCE_STATES(X)	\
+	X(FENCE, fence, BEGIN, begin) \
+	X(FENCE, fence, FAA, faa) /* FAA on the reader fence posted */
+
+#define CIDER_LOCATE_STATES(X)	\
+	X(LOCATE, locate, BEGIN, begin) \
+	X(LOCATE, locate, POINTER, pointer) /* array: READ of the data pointer posted */ \
+	X(LOCATE, locate, BUCKETS, buckets) /* hash: READ of both buckets posted */ \
+	X(LOCATE, locate, SCAN, scan) /* hash: find the next candidate slot */ \
+	X(LOCATE, locate, BLOCK, block) /* hash: READ of a candidate's block posted */
+
+#define CIDER_WAIT_STATES(X)	\
+	X(WAIT, wait, BEGIN, begin) \
+	X(WAIT, wait, CHECK, check) /* the condition, else sleep a quarter lease */ \
+	X(WAIT, wait, SLEEP, sleep) /* sleeping: a message or the timer ends it */ \
+	X(WAIT, wait, POLL, poll) /* READ of the header posted */ \
+	X(WAIT, wait, RESET, reset) /* CAS resetting a dead holder's lock posted */
+
+#define CIDER_ACQUIRE_STATES(X)	\
+	X(ACQUIRE, acquire, BEGIN, begin) \
+	X(ACQUIRE, acquire, FAA, faa) /* FAA of the header posted */ \
+	X(ACQUIRE, acquire, FULL, full) /* child: cider_lock_wait for room in the ring */ \
+	X(ACQUIRE, acquire, ENTRY, entry) /* WRITE of the entry and READ of the header posted */ \
+	X(ACQUIRE, acquire, WAIT, wait) /* child: cider_lock_wait for the lock */
+
+#define CIDER_RELEASE_STATES(X)	\
+	X(RELEASE, release, BEGIN, begin) \
+	X(RELEASE, release, POSTED, posted) /* FAA of the header, READ of the next entry */
+
+#define CIDER_CASLOCK_STATES(X)	\
+	X(CASLOCK, caslock, BEGIN, begin) \
+	X(CASLOCK, caslock, TRY, try) /* CAS the lock word from 0 */ \
+	X(CASLOCK, caslock, CAS, cas) /* CAS and READ of the epoch posted */ \
+	X(CASLOCK, caslock, RESET, reset) /* reset of a holder past its lease posted */ \
+	X(CASLOCK, caslock, BACKOFF, backoff) /* sleeping after a failed CAS */ \
+	X(CASLOCK, caslock, RELEASE, release) /* release: CAS to 0 and FAA */ \
+	X(CASLOCK, caslock, UNLOCK, unlock) /* release: CAS to 0 and FAA posted */
+
+#define CIDER_WRITE_STATES(X)	\
+	X(WRITE, write, BEGIN, begin) \
+	X(WRITE, write, ALLOC, alloc) /* child: cider_alloc */ \
+	X(WRITE, write, CHECK, check) /* decide from c->ptr: CAS, or stop */ \
+	X(WRITE, write, HINT, hint) /* READ of a pointer the queue only hinted posted */ \
+	X(WRITE, write, CAS, cas) /* (WRITE and) CAS of the data pointer posted */ \
+	X(WRITE, write, BACKOFF, backoff) /* sleeping after a failed CAS */
+
+#define CIDER_INSERT_STATES(X)	\
+	X(INSERT, insert, BEGIN, begin) \
+	X(INSERT, insert, ALLOC, alloc) /* child: cider_alloc */ \
+	X(INSERT, insert, CAS, cas) /* (WRITE and) CAS of the empty pointer posted */
+
+#define CIDER_COORD_STATES(X)	\
+	X(COORD, coord, BEGIN, begin) \
+	X(COORD, coord, READ, read) /* READ of the lock record and the data pointer posted */ \
+	X(COORD, coord, WAIT, wait) /* child: cider_lock_wait for the executor's report */
+
+/* A lock queue node's state (lockqueue.h, enum cider_qstate). */
+#define CIDER_QSTATES(X)						\
+	X(FREE, free)							\
+	X(WAITING, waiting)	/* enqueued, lock not here yet */	\
+	X(GRANTED, granted)	/* holds the lock in ticket order */	\
+	X(EXECUTOR, executor)	/* holds it for a coordinator's batch */	\
+	X(COMBINED, combined)	/* its write was combined; result known */	\
+	X(ABANDONED, abandoned)	/* given up after a lock reset */
+
+/*
  * What the lists make, for their users to apply (defined here, where the
  * waiver covers them): each member's name, and the enums.
  */
@@ -110,5 +187,8 @@
 #define CIDER_RES_ENUM(n, s, e)		CIDER_RES_##n,
 #define CIDER_OP_STATE_ENUM(n, s, child)	CIDER_OP_##n,
 #define CIDER_OP_STATE_ENTRY(n, s, child)	{ #s, CIDER_CHILD_##child },
+#define CIDER_SUB_STATE_ENUM(M, m, n, s)	CIDER_##M##_##n,
+#define CIDER_SUB_STATE_NAME(M, m, n, s)	#m ":" #s,
+#define CIDER_QSTATE_ENUM(n, s)		CIDER_Q_##n,
 
 #endif /* _CIDER_CORE_VOCAB_H */

@@ -198,12 +198,7 @@ enum cider_step cider_write_step(struct cider_client *c)
 const char *cider_write_state_name(u8 state)
 {
 	static const char *const names[] = {
-		[CIDER_WRITE_BEGIN] = "write:begin",
-		[CIDER_WRITE_ALLOC] = "write:alloc",
-		[CIDER_WRITE_CHECK] = "write:check",
-		[CIDER_WRITE_HINT] = "write:hint",
-		[CIDER_WRITE_CAS] = "write:cas",
-		[CIDER_WRITE_BACKOFF] = "write:backoff",
+		CIDER_WRITE_STATES(CIDER_SUB_STATE_NAME)
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "write:?";
@@ -298,9 +293,7 @@ enum cider_step cider_insert_step(struct cider_client *c)
 const char *cider_insert_state_name(u8 state)
 {
 	static const char *const names[] = {
-		[CIDER_INSERT_BEGIN] = "insert:begin",
-		[CIDER_INSERT_ALLOC] = "insert:alloc",
-		[CIDER_INSERT_CAS] = "insert:cas",
+		CIDER_INSERT_STATES(CIDER_SUB_STATE_NAME)
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "insert:?";

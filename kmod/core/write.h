@@ -11,14 +11,7 @@
 
 struct cider_client;
 
-enum cider_write_state {
-	CIDER_WRITE_BEGIN,
-	CIDER_WRITE_ALLOC,	/* child: cider_alloc */
-	CIDER_WRITE_CHECK,	/* decide from c->ptr: CAS, or stop */
-	CIDER_WRITE_HINT,	/* READ of a pointer the queue only hinted posted */
-	CIDER_WRITE_CAS,	/* (WRITE and) CAS of the data pointer posted */
-	CIDER_WRITE_BACKOFF,	/* sleeping after a failed CAS */
-};
+enum cider_write_state { CIDER_WRITE_STATES(CIDER_SUB_STATE_ENUM) };
 
 /*
  * Install c->wval (UPDATE) or empty the key (DELETE) by CAS on the data
@@ -32,11 +25,7 @@ struct cider_write {
 	u32 retries;		/* failed CASes */
 };
 
-enum cider_insert_state {
-	CIDER_INSERT_BEGIN,
-	CIDER_INSERT_ALLOC,	/* child: cider_alloc */
-	CIDER_INSERT_CAS,	/* (WRITE and) CAS of the empty pointer posted */
-};
+enum cider_insert_state { CIDER_INSERT_STATES(CIDER_SUB_STATE_ENUM) };
 
 /* INSERT, optimistic in every mode: write the block, CAS the empty word. */
 struct cider_insert {

@@ -159,9 +159,7 @@ enum cider_step cider_coord_step(struct cider_client *c)
 const char *cider_coord_state_name(u8 state)
 {
 	static const char *const names[] = {
-		[CIDER_COORD_BEGIN] = "coord:begin",
-		[CIDER_COORD_READ] = "coord:read",
-		[CIDER_COORD_WAIT] = "coord:wait",
+		CIDER_COORD_STATES(CIDER_SUB_STATE_NAME)
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "coord:?";

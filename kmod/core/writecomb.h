@@ -11,11 +11,7 @@ struct cider_cn;
 struct cider_msg;
 struct cider_qnode;
 
-enum cider_coord_state {
-	CIDER_COORD_BEGIN,
-	CIDER_COORD_READ,	/* READ of the lock record and the data pointer posted */
-	CIDER_COORD_WAIT,	/* child: cider_lock_wait for the executor's report */
-};
+enum cider_coord_state { CIDER_COORD_STATES(CIDER_SUB_STATE_ENUM) };
 
 /*
  * The coordinator (holds c->qn after waiting for it): find the batch in
