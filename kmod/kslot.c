@@ -128,11 +128,10 @@ void cider_kslot_start(struct cider_shard *sh, struct cider_kslot *ks, u8 op)
 		a.out = r->out;
 		a.out_len = r->val_len;
 	}
-	ks->attempts++;
 	cider_client_start(cider_kslot_client(ks), &a);
 }
 
-/* Resume the slot (a woken client, a PUT's next attempt) from the run queue. */
+/* Resume the slot's woken client from the run queue. */
 void cider_kslot_wake(struct cider_shard *sh, struct cider_kslot *ks)
 {
 	if (list_empty(&ks->run))
@@ -152,15 +151,8 @@ static void cider_shard_run(struct cider_shard *sh)
 			struct cider_client *c = cider_kslot_client(ks);
 
 			list_del_init(&ks->run);
-			/* A dead client never runs again: its operation would hang. */
-			if (ks->state == CIDER_KSLOT_AGAIN && WARN_ON_ONCE(c->dead)) {
-				cider_kslot_finish(sh, ks, -ENOTCONN);
-			} else if (ks->state == CIDER_KSLOT_AGAIN) {
-				cider_kslot_set_state(ks, CIDER_KSLOT_RUNNING);
-				cider_kslot_start(sh, ks, ks->next_op);
-			} else if (ks->state == CIDER_KSLOT_RUNNING && !c->parked) {
+			if (ks->state == CIDER_KSLOT_RUNNING && !c->parked)
 				cider_client_resume(c);
-			}
 			continue;
 		}
 		if (!sh->mail_len)
@@ -182,7 +174,7 @@ static void cider_kvs_count_update(struct cider_shard *sh, const struct cider_cl
 	struct cider_kvs_stats *st = &sh->stats;
 	u32 *seen = &st->wc_seen[c->writer % ARRAY_SIZE(st->wc_seen)];
 
-	if (c->op != CIDER_UPDATE)
+	if (!cider_op_updates(c->op))
 		return;
 	st->updates++;
 	st->pessimistic += c->pess;
@@ -197,11 +189,8 @@ static void cider_kvs_count_update(struct cider_shard *sh, const struct cider_cl
 
 /*
  * The core ended the slot's operation (RUNNING, or POSTED when its bound
- * aborted it with a batch out).  PUT is UPDATE, or INSERT when the key is
- * absent; a concurrent INSERT or DELETE in between sends it back (a few
- * times at most).  An attempt aborted after its outcome was settled (the
- * store died while it released a lock) wrote nothing, nor did the ones
- * before it; its client is dead and would never run the next one.
+ * aborted it with a batch out).  PUT is an operation of the core: it
+ * never ends NOTFOUND or EXISTS.
  */
 void cider_kslot_done(struct cider_shard *sh, struct cider_kslot *ks)
 {
@@ -211,19 +200,6 @@ void cider_kslot_done(struct cider_shard *sh, struct cider_kslot *ks)
 	if (WARN_ON_ONCE(ks->state != CIDER_KSLOT_RUNNING && ks->state != CIDER_KSLOT_POSTED))
 		return;
 	cider_kvs_count_update(sh, c);
-	if (ks->req->op == CIDER_KV_PUT &&
-	    (c->res == CIDER_RES_NOTFOUND || c->res == CIDER_RES_EXISTS)) {
-		if (c->dead) {
-			cider_kslot_finish(sh, ks, ks->expired ? -ETIMEDOUT : -ENOTCONN);
-			return;
-		}
-		if (ks->attempts < 4) {
-			ks->next_op = c->res == CIDER_RES_NOTFOUND ? CIDER_INSERT : CIDER_UPDATE;
-			cider_kslot_set_state(ks, CIDER_KSLOT_AGAIN);
-			cider_kslot_wake(sh, ks);
-			return;
-		}
-	}
 	ks->req->got_len = c->got_len;
 	/* Nothing it did took effect: say why it did not happen. */
 	if (c->res == CIDER_RES_FAILED && ks->expired)
@@ -235,14 +211,12 @@ void cider_kslot_done(struct cider_shard *sh, struct cider_kslot *ks)
 
 /*
  * An operation that will not be resumed (the store died) ends: the core
- * says whether it may have taken effect.  A PUT between its attempts
- * wrote nothing.  One with a batch out ends when the batch comes back.
+ * says whether it may have taken effect.  One with a batch out ends when
+ * the batch comes back.
  */
 void cider_kslot_abort(struct cider_shard *sh, struct cider_kslot *ks)
 {
-	if (ks->state == CIDER_KSLOT_AGAIN)
-		cider_kslot_finish(sh, ks, -ENOTCONN);
-	else if (ks->state == CIDER_KSLOT_RUNNING)
+	if (ks->state == CIDER_KSLOT_RUNNING)
 		cider_client_abort(cider_kslot_client(ks));
 }
 
@@ -279,8 +253,8 @@ static void cider_kslot_expire(struct cider_shard *sh, struct cider_kslot *ks)
 			    cider_client_sub_state_name(c), cider_client_leaf_state_name(c),
 			    c->parked ? ", parked" : "", c->dead ? ", client dead" : "");
 	ks->expired = true;
-	/* Between a PUT's attempts, or a client that lost its operation. */
-	if (ks->state == CIDER_KSLOT_AGAIN || !c->busy || c->dead)
+	/* A client that lost its operation. */
+	if (!c->busy || c->dead)
 		cider_kslot_finish(sh, ks, -ETIMEDOUT);
 	else
 		cider_client_abort(c);	/* ->done ends the request */
@@ -293,8 +267,8 @@ static enum hrtimer_restart cider_kslot_deadline(struct hrtimer *t)
 
 	spin_lock_bh(&sh->lock);
 	/* Not a later operation of the slot: a stale callback sees its bound ahead. */
-	if ((ks->state == CIDER_KSLOT_RUNNING || ks->state == CIDER_KSLOT_POSTED ||
-	     ks->state == CIDER_KSLOT_AGAIN) && ktime_get_ns() >= ks->ends_at)
+	if ((ks->state == CIDER_KSLOT_RUNNING || ks->state == CIDER_KSLOT_POSTED) &&
+	    ktime_get_ns() >= ks->ends_at)
 		cider_kslot_expire(sh, ks);
 	cider_shard_flush(sh);
 	return HRTIMER_NORESTART;
@@ -366,7 +340,6 @@ static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 			continue;
 		cider_kslot_set_state(ks, CIDER_KSLOT_FILLING);
 		ks->req = r;
-		ks->attempts = 0;
 		r->ks = ks;
 		sh->busy++;
 		break;

@@ -74,8 +74,6 @@ struct cider_kslot {
 	struct cider_verb *v;		/* the verbs the core posted */
 	unsigned int nv;
 	struct cider_batch *b;		/* the slot's own, mapped once: carries them */
-	u8 next_op;			/* AGAIN: the core operation to run next */
-	u8 attempts;			/* PUT: core operations run so far */
 	struct list_head run;		/* on the shard's run queue, or empty */
 	u8 *key;			/* the key, copied in once */
 	u8 *val;			/* the value in, or a GET's value out */

@@ -32,11 +32,9 @@
 #define CIDER_KSLOT_STATES(X)						\
 	X(FREE, free, S(FILLING))	/* no operation; claimable */		\
 	X(FILLING, filling, S(FREE) | S(RUNNING))	/* its bytes copied in */ \
-	X(RUNNING, running, S(POSTED) | S(AGAIN) | S(FREE) | S(DEAD))		\
+	X(RUNNING, running, S(POSTED) | S(FREE) | S(DEAD))			\
 		/* the core runs the operation, no verb of it out */		\
 	X(POSTED, posted, S(RUNNING) | S(ORPHAN))	/* its batch is out */	\
-	X(AGAIN, again, S(RUNNING) | S(FREE) | S(DEAD))			\
-		/* a PUT between two attempts, on the run queue */		\
 	X(ORPHAN, orphan, S(DEAD))	/* ended by its bound, batch still out */ \
 	X(DEAD, dead, S(FILLING))	/* its client dead: revived a lease after */
 
@@ -62,7 +60,7 @@
  */
 #define CIDER_KV_OPS(X)				\
 	X(GET, get, CIDER_SEARCH)		\
-	X(PUT, put, CIDER_UPDATE)		\
+	X(PUT, put, CIDER_PUT)			\
 	X(INSERT, insert, CIDER_INSERT)		\
 	X(UPDATE, update, CIDER_UPDATE)		\
 	X(DELETE, delete, CIDER_DELETE)

@@ -69,11 +69,12 @@ uint64_t cider_zipf_next(const struct cider_zipf *z, struct cider_rng *r)
 int cider_workload_get(const char *name, struct cider_workload *w)
 {
 	static const struct cider_workload all[] = {
-		{ "a", 50, 50, 0, 0, true },	/* write-intensive */
-		{ "b", 95, 5, 0, 0, true },	/* read-intensive */
-		{ "c", 100, 0, 0, 0, true },	/* read-only */
-		{ "wo", 0, 100, 0, 0, true },	/* write-only */
-		{ "idu", 40, 30, 15, 15, false },	/* every operation kind */
+		{ "a", 50, 50, 0, 0, true, 0 },	/* write-intensive */
+		{ "b", 95, 5, 0, 0, true, 0 },	/* read-intensive */
+		{ "c", 100, 0, 0, 0, true, 0 },	/* read-only */
+		{ "wo", 0, 100, 0, 0, true, 0 },	/* write-only */
+		{ "idu", 40, 30, 15, 15, false, 0 },	/* every operation kind */
+		{ "pd", 40, 0, 0, 20, false, 40 },	/* PUT and DELETE: keys come and go */
 	};
 	unsigned int i;
 
@@ -98,6 +99,9 @@ enum cider_wl_op cider_workload_op(const struct cider_workload *w, struct cider_
 	p -= w->update;
 	if (p < w->insert)
 		return CIDER_WL_INSERT;
+	p -= w->insert;
+	if (p < w->put)
+		return CIDER_WL_PUT;
 	return CIDER_WL_DELETE;
 }
 

@@ -45,15 +45,16 @@ int cider_zipf_init(struct cider_zipf *z, uint64_t n, double theta);
  */
 uint64_t cider_zipf_next(const struct cider_zipf *z, struct cider_rng *r);
 
-enum cider_wl_op { CIDER_WL_SEARCH, CIDER_WL_INSERT, CIDER_WL_UPDATE, CIDER_WL_DELETE };
+enum cider_wl_op { CIDER_WL_SEARCH, CIDER_WL_INSERT, CIDER_WL_UPDATE, CIDER_WL_DELETE, CIDER_WL_PUT };
 
 struct cider_workload {
 	char name[8];
 	unsigned int search, update, insert, delete_;	/* percent */
 	bool preload_all;	/* every key present at start */
+	unsigned int put;	/* percent, drawn after insert */
 };
 
-/* "a", "b", "c", "wo" (the paper's Table 1 and YCSB) or "idu". */
+/* "a", "b", "c", "wo" (the paper's Table 1 and YCSB), "idu" or "pd". */
 int cider_workload_get(const char *name, struct cider_workload *w);
 enum cider_wl_op cider_workload_op(const struct cider_workload *w, struct cider_rng *r);
 /* Is @key present before the run (idu preloads every other key)? */

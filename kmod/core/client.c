@@ -13,6 +13,12 @@
  *           (writecomb.c).
  *   DELETE  CAS the pointer to empty with its version advanced; under the
  *           lock in caslock, mcs and cider (always the executor there).
+ *   PUT     UPDATE, and INSERT when the key is absent, in one operation:
+ *           array: the write installs over the empty pointer as well;
+ *           hash: an absent key takes INSERT's path, and one found there
+ *           under the INSERT lock starts over as an UPDATE.  It retries
+ *           only when another operation changed the key, so it never
+ *           ends NOTFOUND or EXISTS.
  *
  * The operation is a state machine (enum cider_op_state) whose states
  * mostly name the sub-protocol it drives (sm.h); this file is the only
@@ -204,6 +210,14 @@ static enum cider_step cider_op_lock(struct cider_client *c)
 	return cider_op_goto(c, CIDER_OP_ACQUIRE);
 }
 
+/* Hash INSERT: one INSERT of a key at a time, two could claim two slots. */
+static enum cider_step cider_op_ilock(struct cider_client *c)
+{
+	cider_locate_ilock(c);
+	cider_caslock_init(c, false);
+	return cider_op_goto(c, CIDER_OP_ILOCK);
+}
+
 /* The key is located: on to what the operation does with it. */
 static enum cider_step cider_op_located(struct cider_client *c)
 {
@@ -215,18 +229,17 @@ static enum cider_step cider_op_located(struct cider_client *c)
 			cider_insert_init(c);
 			return cider_op_goto(c, CIDER_OP_INSERT);
 		}
-		/* One INSERT of a key at a time: two could claim two slots. */
-		cider_locate_ilock(c);
-		cider_caslock_init(c, false);
-		return cider_op_goto(c, CIDER_OP_ILOCK);
+		return cider_op_ilock(c);
 	}
-	if (!c->found) {
+	if (!c->found && c->op == CIDER_PUT && cider_hashed(c))
+		return cider_op_ilock(c);	/* an INSERT, for a hash slot */
+	if (!c->found && c->op != CIDER_PUT) {
 		c->res = CIDER_RES_NOTFOUND;
 		c->nf_at_read = true;
 		return cider_op_goto(c, CIDER_OP_DONE);
 	}
 	c->pess = cider_pessimistic(c);
-	if (c->op == CIDER_UPDATE) {
+	if (cider_op_updates(c->op)) {
 		c->st.updates++;
 		c->st.pessimistic += c->pess;
 	}
@@ -241,7 +254,9 @@ static enum cider_step cider_op_ilocated(struct cider_client *c)
 {
 	if (c->relocate)
 		return cider_op_goto(c, CIDER_OP_ILOOP);
-	if (c->found) {
+	if (c->found && c->op == CIDER_PUT) {
+		c->relocate = true;	/* present after all: an UPDATE, unlocked */
+	} else if (c->found) {
 		c->res = CIDER_RES_EXISTS;
 	} else if (!c->paddr) {
 		c->res = CIDER_RES_NOSPC;	/* both buckets full */
@@ -272,7 +287,7 @@ static enum cider_step cider_op_optimistic(struct cider_client *c)
 /* A pessimistic UPDATE is over: Algorithm 1 learns its batch size. */
 static enum cider_step cider_op_after_pess(struct cider_client *c)
 {
-	if (cfg_of(c)->mode == CIDER_MODE_CIDER && c->op == CIDER_UPDATE)
+	if (cfg_of(c)->mode == CIDER_MODE_CIDER && cider_op_updates(c->op))
 		cider_cont_after_pess(c->cn, c->key, c->batch);
 	return cider_op_goto(c, CIDER_OP_DONE);
 }
@@ -309,7 +324,7 @@ static enum cider_step cider_op_role(struct cider_client *c)
 		cider_write_init(c);
 		return cider_op_goto(c, CIDER_OP_EXEC_WRITE);
 	} else if (cfg_of(c)->mode == CIDER_MODE_CIDER && q->granted_waiting &&
-		   c->op == CIDER_UPDATE) {
+		   cider_op_updates(c->op)) {
 		/* It waited: others may be queued behind it to combine with. */
 		cider_coord_init(c);
 		return cider_op_goto(c, CIDER_OP_COORD);
@@ -338,8 +353,9 @@ static enum cider_step cider_op_hold_relocate(struct cider_client *c)
 
 /*
  * Found in the held slot: write under the lock.  Absent: NOTFOUND (its
- * READ was made during the operation, under the lock).  Elsewhere, or a
- * late READ: release the held lock as it was and start over.
+ * READ was made during the operation, under the lock), or for a PUT a
+ * start over, into INSERT's path.  Elsewhere, or a late READ: release
+ * the held lock as it was and start over.
  */
 static enum cider_step cider_op_hold_located(struct cider_client *c)
 {
@@ -349,7 +365,7 @@ static enum cider_step cider_op_hold_located(struct cider_client *c)
 		cider_write_init(c);
 		return cider_op_goto(c, CIDER_OP_HOLD_WRITE);
 	}
-	if (!c->relocate && !c->found)
+	if (!c->relocate && !c->found && c->op != CIDER_PUT)
 		c->res = CIDER_RES_NOTFOUND;
 	else
 		c->relocate = true;
@@ -404,8 +420,9 @@ static enum cider_step cider_op_front(struct cider_client *c)
 			return cider_op_goto(c, CIDER_OP_ILOOP);
 		cider_caslock_init(c, true);
 		return cider_op_goto(c, CIDER_OP_IUNLOCK);
+	case CIDER_OP_IUNLOCK:		/* a PUT that found its key: again */
+		return cider_op_goto(c, c->relocate ? CIDER_OP_AGAIN : CIDER_OP_DONE);
 	case CIDER_OP_INSERT:
-	case CIDER_OP_IUNLOCK:
 	default:
 		return cider_op_goto(c, CIDER_OP_DONE);
 	}
@@ -548,9 +565,9 @@ void cider_client_resume(struct cider_client *c)
 /* Do the arguments fit the index?  (The core never trusts its caller's lengths.) */
 static bool cider_args_ok(const struct cider_client *c, const struct cider_kv_args *a)
 {
-	bool writes = a->op == CIDER_INSERT || a->op == CIDER_UPDATE;
+	bool writes = a->op == CIDER_INSERT || cider_op_updates(a->op);
 
-	if (a->op > CIDER_DELETE || !a->key)
+	if (a->op >= CIDER_OP_NR || !a->key)
 		return false;
 	if (writes && a->value_len && !a->value)
 		return false;

@@ -33,10 +33,30 @@
 #define CIDER_BLOCK_SIZE	16
 #define CIDER_EPOCH_GEN		0x100000000ULL	/* 1 << 32 */
 
-enum cider_op { CIDER_SEARCH, CIDER_INSERT, CIDER_UPDATE, CIDER_DELETE };
+/* The lists of vocab.h. */
+enum cider_op { CIDER_OPS(CIDER_CORE_OP_ENUM) CIDER_OP_NR };
 
-/* The list of vocab.h. */
+/* Does the operation install a value over a present key (UPDATE, PUT)? */
+static inline bool cider_op_updates(u8 op)
+{
+	return op == CIDER_UPDATE || op == CIDER_PUT;
+}
+
 enum cider_res { CIDER_RESULTS(CIDER_RES_ENUM) CIDER_RES_NR };
+
+static inline const char *cider_op_name(u8 op)
+{
+	static const char *const names[] = { CIDER_OPS(CIDER_VOCAB_NAME) };
+
+	return op < ARRAY_SIZE(names) ? names[op] : "?";
+}
+
+static inline const char *cider_res_name(u8 res)
+{
+	static const char *const names[] = { CIDER_RESULTS(CIDER_VOCAB_NAME) };
+
+	return res < ARRAY_SIZE(names) ? names[res] : "?";
+}
 
 static inline u64 cider_word(u32 ver, u64 off)
 {

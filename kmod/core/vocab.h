@@ -41,6 +41,18 @@
 	X(FAA, faa)
 
 /*
+ * An operation of the core (kv.h, enum cider_op), by the name the
+ * simulator's history and reports give it.  PUT is UPDATE, or INSERT
+ * when the key is absent, in one operation (client.c).
+ */
+#define CIDER_OPS(X)	\
+	X(SEARCH, search)	\
+	X(INSERT, insert)	\
+	X(UPDATE, update)	\
+	X(DELETE, delete)	\
+	X(PUT, put)
+
+/*
  * How an operation of the core ends (kv.h, enum cider_res; invalid
  * operations are results, not errors, paper §2.2): its name, which the
  * KV counters bear too (kvstore.c), and the errno cider.ko answers with
@@ -185,6 +197,7 @@
 #define CIDER_TRACE_TYPE_ENUM(n, s)	CIDER_T_##n,
 #define CIDER_V_ENUM(n, s)		CIDER_V_##n,
 #define CIDER_RES_ENUM(n, s, e)		CIDER_RES_##n,
+#define CIDER_CORE_OP_ENUM(n, s)	CIDER_##n,
 #define CIDER_OP_STATE_ENUM(n, s, child)	CIDER_OP_##n,
 #define CIDER_OP_STATE_ENTRY(n, s, child)	{ #s, CIDER_CHILD_##child },
 #define CIDER_SUB_STATE_ENUM(M, m, n, s)	CIDER_##M##_##n,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Writing a key's data pointer by CAS: the optimistic update (UPDATE and
- * DELETE in osync, and under a lock or as an executor in the other modes)
+ * Writing a key's data pointer by CAS: the optimistic update (UPDATE, PUT
+ * and DELETE in osync, and under a lock or as an executor in the other modes)
  * and INSERT, optimistic in every mode.  A write prepares its block
  * (allocated, then written together with the first CAS) and follows
  * whatever other writers leave in the pointer.
@@ -39,7 +39,7 @@ static bool cider_block_set_class(struct cider_client *c)
 /* Has this optimistic UPDATE lost often enough to join the queue? */
 static bool cider_write_escalates(const struct cider_client *c)
 {
-	return !c->pess && c->op == CIDER_UPDATE &&
+	return !c->pess && cider_op_updates(c->op) &&
 	       cider_cont_escalate(c->cn, c->sub.write.retries);
 }
 
@@ -55,7 +55,7 @@ static enum cider_step cider_write_begin(struct cider_client *c)
 	w->retries = 0;
 	w->blk = 0;
 	w->state = CIDER_WRITE_CHECK;
-	if (c->op != CIDER_UPDATE)
+	if (c->op == CIDER_DELETE)
 		return CIDER_STEP_NEXT;
 	cider_lwc_close(c);
 	if (cider_hashed(c) && !cider_block_set_class(c))
@@ -84,7 +84,8 @@ static enum cider_step cider_write_try(struct cider_client *c)
 		c->relocate = true;
 		return cider_write_stop(c, CIDER_RES_NONE);
 	}
-	if (!w_off(c, c->ptr))
+	/* A PUT installs over an absent key too (array: the same word). */
+	if (!w_off(c, c->ptr) && c->op != CIDER_PUT)
 		return cider_write_stop(c, CIDER_RES_NOTFOUND);
 	if (cider_write_escalates(c)) {
 		/*
@@ -96,7 +97,7 @@ static enum cider_step cider_write_try(struct cider_client *c)
 		return cider_write_stop(c, CIDER_RES_NONE);
 	}
 	v_reset(c);
-	if (c->op == CIDER_UPDATE) {
+	if (c->op != CIDER_DELETE) {
 		if (!w->retries && cider_hashed(c) && !cider_block_build(c, w->blk))
 			return cider_write_stop(c, CIDER_RES_NOSPC);
 		else if (!w->retries && !cider_hashed(c))
@@ -127,7 +128,7 @@ static enum cider_step cider_write_cas(struct cider_client *c)
 		w->blk = 0;
 		c->ptr = w->cmp;
 		c->res = CIDER_RES_OK;
-		c->writer = c->op == CIDER_UPDATE ? c->wop : c->opid;
+		c->writer = c->op == CIDER_DELETE ? c->opid : c->wop;
 		return CIDER_STEP_DONE;
 	}
 	w->retries++;
@@ -186,8 +187,8 @@ static enum cider_step cider_write_once(struct cider_client *c)
 }
 
 /*
- * Install c->wval (UPDATE) or empty the key (DELETE) by CAS on the data
- * pointer, starting from c->ptr and following whatever optimistic writers
+ * Install c->wval (UPDATE, PUT) or empty the key (DELETE) by CAS on the
+ * data pointer, starting from c->ptr and following whatever optimistic writers
  * leave there.
  */
 enum cider_step cider_write_step(struct cider_client *c)

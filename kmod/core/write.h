@@ -14,8 +14,9 @@ struct cider_client;
 enum cider_write_state { CIDER_WRITE_STATES(CIDER_SUB_STATE_ENUM) };
 
 /*
- * Install c->wval (UPDATE) or empty the key (DELETE) by CAS on the data
- * pointer, starting from c->ptr.  Ends with c->res set, or with
+ * Install c->wval (UPDATE, PUT) or empty the key (DELETE) by CAS on the
+ * data pointer, starting from c->ptr; a PUT on the array index installs
+ * over an empty pointer too.  Ends with c->res set, or with
  * c->relocate or c->escalate set for the caller to act on.
  */
 struct cider_write {

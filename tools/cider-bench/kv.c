@@ -62,10 +62,11 @@ void kv_usage(FILE *f)
 "Options:\n"
 "  --workload W     a (50%% GET/50%% UPDATE), b (95/5), c (GET only), wo\n"
 "                   (UPDATE only), idu (40%% GET, 30%% UPDATE, 15%% INSERT,\n"
-"                   15%% DELETE); default a\n"
+"                   15%% DELETE), pd (40%% GET, 40%% PUT, 20%% DELETE); default a\n"
 "  --zipf THETA|uniform  key skew, 0 <= THETA < 1 (default 0.99)\n"
 "  --keys N         keys 0..N-1 (default 1000); preloaded first: every key,\n"
-"                   or for idu every other one (FNV-1a odd), the others deleted\n"
+"                   or for idu and pd every other one (FNV-1a odd), the others\n"
+"                   deleted\n"
 "  --no-preload     keep the store as it is (the history then says nothing\n"
 "                   about the keys' first state)\n"
 "  --key-size N     key bytes, 8..1024 (default 8; the array store: 8)\n"
@@ -186,6 +187,7 @@ static bool kv_next(struct kv_thread *t, struct kv_slot *s)
 		case CIDER_WL_SEARCH: s->op = KV_GET; break;
 		case CIDER_WL_UPDATE: s->op = KV_UPDATE; break;
 		case CIDER_WL_INSERT: s->op = KV_INSERT; break;
+		case CIDER_WL_PUT: s->op = KV_PUT; break;
 		default: s->op = KV_DELETE;
 		}
 		s->arg = kv_new_id(t);

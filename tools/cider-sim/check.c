@@ -13,7 +13,7 @@
  *   - every read of state j at some point in [p_j, p_j+1],
  *   - every write covered by change j at some point in [p_j-1, p_j],
  *   - every write's precondition met (UPDATE/DELETE: present before,
- *     INSERT: absent before),
+ *     INSERT: absent before, PUT: none),
  *   - every read of "absent" (or an INSERT that found the key) overlapping
  *     some absent (present) state.
  * All but the last are lower and upper bounds on each p_j: the feasible
@@ -216,7 +216,6 @@ static bool is_write(const struct op_rec *o)
 
 static void dump_key(struct sim *s, const u64 *idx, u64 n, const struct chain_ev *ev, u64 nev)
 {
-	static const char *const opn[] = { "search", "insert", "update", "delete" };
 	u64 i;
 
 	if (s->quiet)
@@ -231,7 +230,7 @@ static void dump_key(struct sim *s, const u64 *idx, u64 n, const struct chain_ev
 		const struct op_rec *o = &s->ops[idx[i]];
 
 		fprintf(stderr, "    op %llu client %u %s arg %llu -> res %u got %llu writer %u [%.3f, %.3f] us%s\n",
-			(unsigned long long)idx[i], o->client, opn[o->op], (unsigned long long)o->arg,
+			(unsigned long long)idx[i], o->client, cider_op_name(o->op), (unsigned long long)o->arg,
 			o->res, (unsigned long long)o->got, o->writer, (double)o->inv / US,
 			o->pending ? -1.0 : (double)o->resp / US, o->pending ? " pending" : "");
 	}
@@ -267,7 +266,7 @@ static bool check_key(struct sim *s, u64 key, const u64 *idx, u64 n,
 			ok = false;
 			goto out;
 		}
-		if ((w->op == CIDER_INSERT) == present[j - 1] ||
+		if ((w->op != CIDER_PUT && (w->op == CIDER_INSERT) == present[j - 1]) ||
 		    (w->op == CIDER_SEARCH)) {
 			sim_violation(s, "key %llu: op %u (%u) changed the key from a state it cannot apply to",
 				      (unsigned long long)key, ev[j - 1].op, w->op);
@@ -282,6 +281,13 @@ static bool check_key(struct sim *s, u64 key, const u64 *idx, u64 n,
 
 		if (o->pending)
 			continue;
+		if (o->op == CIDER_PUT && (o->res == CIDER_RES_NOTFOUND || o->res == CIDER_RES_EXISTS)) {
+			sim_violation(s, "key %llu: PUT op %llu ended %s: it installs in every state",
+				      (unsigned long long)key, (unsigned long long)idx[i],
+				      o->res == CIDER_RES_EXISTS ? "exists" : "notfound");
+			ok = false;
+			break;
+		}
 		if (o->op == CIDER_SEARCH && o->res == CIDER_RES_OK) {
 			jj = hmap_find(&at, o->got >> 63 ? UINT32_MAX : o->got - 1, false);
 			if (!jj || (o->got >> 63 && (o->got & ~(1ULL << 63)) != key)) {
@@ -307,7 +313,7 @@ static bool check_key(struct sim *s, u64 key, const u64 *idx, u64 n,
 				lo[*jj] = o->inv;
 			if (*jj > 1 && hi[*jj - 1] > o->resp)
 				hi[*jj - 1] = o->resp;
-			if (!present[*jj - 1] || o->op != CIDER_UPDATE) {
+			if (!present[*jj - 1] || !cider_op_updates(o->op)) {
 				sim_violation(s, "key %llu: op %llu combined into a change it cannot be part of",
 					      (unsigned long long)key, (unsigned long long)idx[i]);
 				ok = false;

@@ -44,7 +44,8 @@ static void usage(FILE *f)
 "  --clients-per-cn M    clients per CN, 1..64 (default 4)\n"
 "  --keys K              keys (default 1000000)\n"
 "  --workload W          a (50%% search/50%% update), b (95/5), c (100/0),\n"
-"                        wo (write-only), idu (search/update/insert/delete)\n"
+"                        wo (write-only), idu (search/update/insert/delete),\n"
+"                        pd (40%% search, 40%% put, 20%% delete)\n"
 "  --zipf THETA|uniform  key skew, 0 <= THETA < 1 (default 0.99)\n"
 "  --ops N               operations in all (default 100000)\n"
 "  --seed S              (default 1)\n"
@@ -535,7 +536,7 @@ static void summarize(struct sim *s, struct report *r)
 		if (o->resp > t_end)
 			t_end = o->resp;
 		steady += o->resp <= s->t_last_issue;
-		if (o->op != CIDER_UPDATE)
+		if (!cider_op_updates(o->op))
 			continue;
 		r->updates++;
 		r->pess += o->pess;

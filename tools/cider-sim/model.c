@@ -417,15 +417,12 @@ static u32 fab_rand(void *priv)
 
 void history_write(struct sim *s, const struct op_rec *o)
 {
-	static const char *const opn[] = { "search", "insert", "update", "delete" };
-	static const char *const resn[] = { "none", "ok", "notfound", "exists", "nospc", "unknown",
-						    "failed", "invalid" };
 
 	fprintf(s->history,
 		"{\"client\":%u,\"cn\":%u,\"key\":%llu,\"op\":\"%s\",\"arg\":%llu,\"result\":\"%s\","
 		"\"value\":%llu,\"invoke_ns\":%llu,\"response_ns\":%llu,\"writer\":%u}\n",
-		o->client, o->cn, (unsigned long long)o->key, opn[o->op],
-		(unsigned long long)o->arg, o->pending && !o->resp ? "pending" : resn[o->res],
+		o->client, o->cn, (unsigned long long)o->key, cider_op_name(o->op),
+		(unsigned long long)o->arg, o->pending && !o->resp ? "pending" : cider_res_name(o->res),
 		(unsigned long long)o->got, (unsigned long long)(o->inv / NS),
 		o->resp ? (unsigned long long)(o->resp / NS) : 0ULL, o->writer);
 }
@@ -558,7 +555,8 @@ static void start_op(struct sim *s, struct cider_client *c)
 	o->cn = c->cn->id;
 	o->key = cider_zipf_next(&s->zipf, &s->rng);
 	o->op = op == CIDER_WL_SEARCH ? CIDER_SEARCH : op == CIDER_WL_INSERT ? CIDER_INSERT :
-		op == CIDER_WL_UPDATE ? CIDER_UPDATE : CIDER_DELETE;
+		op == CIDER_WL_UPDATE ? CIDER_UPDATE : op == CIDER_WL_PUT ? CIDER_PUT :
+		CIDER_DELETE;
 	o->arg = s->cur_op[c->id] + 1ULL;	/* unique per operation */
 	o->inv = s->now;
 	s->t_last_issue = s->now;
@@ -648,8 +646,6 @@ void sim_free_events(struct sim *s)
 	s->nheap = 0;
 }
 
-static const char *const op_names[] = { "search", "insert", "update", "delete" };
-
 static const struct sim *age_sim;	/* qsort has no context argument */
 
 static int cmp_age(const void *a, const void *b)
@@ -677,7 +673,7 @@ static void stall_client(struct sim *s, struct cider_client *c)
 	char st[96];
 
 	fprintf(stderr, "  client %u (CN %u): op %u %s key %llu, running %.1f us; state %s; %s, timer token %u%s; read_retries %u",
-		c->id, c->cn->id, s->cur_op[c->id], op_names[c->op & 3],
+		c->id, c->cn->id, s->cur_op[c->id], cider_op_name(c->op),
 		(unsigned long long)c->key, (double)(s->now - o->inv) / US,
 		state_str(c, st, sizeof(st)), c->parked ? "parked" : "not parked",
 		c->token, c->timer_fired ? " (fired)" : "", c->read_retries);
@@ -754,7 +750,7 @@ static void stall(struct sim *s, const char *why)
 			for (j = i; j < n; j++)
 				same += stall_same(c, &s->clients[stuck[j]]);
 			fprintf(stderr, "  %u x %s in state %s, %s%s%s\n", same,
-				op_names[c->op & 3], state_str(c, st, sizeof(st)),
+				cider_op_name(c->op), state_str(c, st, sizeof(st)),
 				c->parked ? "parked" : "not parked", c->qn ? ", qnode " : "",
 				c->qn ? cider_qstate_name(c->qn->state) : "");
 		}
@@ -774,7 +770,7 @@ static void trace_client(struct sim *s, const char *ev, const struct cider_clien
 	char st[96];
 
 	fprintf(stderr, "%.3f us client %u %s: %s %s, %s", (double)s->now / US, c->id, ev,
-		op_names[c->op & 3], state_str(c, st, sizeof(st)),
+		cider_op_name(c->op), state_str(c, st, sizeof(st)),
 		!c->busy ? "finished" : c->parked ? "parked" : "posted");
 	if (c->qn)
 		fprintf(stderr, ", qnode %llx %s", (unsigned long long)c->qn->id,
