@@ -358,7 +358,7 @@ static pid_t spawn(uint64_t *s, unsigned int nkeys)
 }
 
 struct tally {
-	unsigned int killed, detaches, pending, bad, over_bound, timedout;
+	unsigned int killed, detaches, pending, bad, over_bound, timedout, put_refused;
 	uint64_t max_ns;
 };
 
@@ -451,6 +451,9 @@ static int write_history(const char *path, uint64_t bound_ns, struct tally *t)
 		t->pending += !done;
 		t->bad += r->bad;
 		t->timedout += done && r->ret == -ETIMEDOUT;
+		/* PUT installs whatever the key's state (kv.rst). */
+		t->put_refused += done && r->op == CIDER_KV_PUT &&
+				  (r->ret == -ENOENT || r->ret == -EEXIST);
 		t->over_bound += lat > bound_ns;
 		if (lat > t->max_ns)
 			t->max_ns = lat;
@@ -553,14 +556,15 @@ static int run_phase(unsigned int no, const struct phase *p, double secs, unsign
 	 * The lock queue (mcs, cider) bounds every wait, so ETIMEDOUT there
 	 * is a bug; the CAS loops of caslock and osync may starve (kv.rst).
 	 */
-	ok = !lin && !t.bad && !t.over_bound &&
+	ok = !lin && !t.bad && !t.over_bound && !t.put_refused &&
 	     (!t.timedout || !strcmp(p->mode, "caslock") || !strcmp(p->mode, "osync"));
-	printf("%s %u phase %u: %s/%s, %u keys, %u processes: %u operations (%u pending), %u killed, %u detaches, longest %.1f ms%s%s%s%s\n",
+	printf("%s %u phase %u: %s/%s, %u keys, %u processes: %u operations (%u pending), %u killed, %u detaches, longest %.1f ms%s%s%s%s%s\n",
 	       ok ? "ok" : "not ok", no, no, p->mode, p->hash ? "hash" : "array", p->nkeys, nprocs,
 	       atomic_load(&sh->nrec) > MAX_RECS ? MAX_RECS : atomic_load(&sh->nrec), t.pending,
 	       t.killed, t.detaches, t.max_ns / 1e6, lin_verdict(lin),
 	       t.bad ? ", GETs returned bytes nobody wrote" : "",
 	       t.over_bound ? ", operations outlived their bound" : "",
+	       t.put_refused ? ", PUTs ended ENOENT or EEXIST" : "",
 	       t.timedout ? ", operations ended by their bound (ETIMEDOUT)" : "");
 	if (t.timedout)
 		printf("# %u operations ended by their bound (ETIMEDOUT)\n", t.timedout);

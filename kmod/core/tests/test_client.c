@@ -190,6 +190,60 @@ TEST(osync_update_reads_claims_a_chunk_then_writes_and_cases)
 	free(r);
 }
 
+/*
+ * PUT on the array: an absent key's empty word (version 5) is CASed to the
+ * new block with its version kept, as INSERT would; a concurrent INSERT
+ * that wins the word makes the PUT follow it, as UPDATE does, and it ends
+ * OK, never EXISTS or NOTFOUND.
+ */
+TEST(array_put_installs_over_an_absent_key_and_follows_a_concurrent_insert)
+{
+	struct rig *r = rig_new(CIDER_MODE_OSYNC);
+	u64 empty = cider_word(5, 0), theirs = cider_word(5, DATA_OFF + 4096);
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_PUT, 3, 7, 1);
+	r->f.v[0].data[0] = empty;
+	complete(r);
+	ASSERT_TRUE(states_are(r, "optimistic", "write:alloc", "alloc:chunk"));
+	r->f.v[0].old = 0;
+	complete(r);
+	ASSERT_EQ(2U, r->f.nv);
+	ASSERT_EQ(CIDER_V_WRITE, r->f.v[0].op);
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[1].op);
+	ASSERT_EQ(empty, r->f.v[1].arg0);
+	ASSERT_EQ(cider_word(5, DATA_OFF), r->f.v[1].arg1);
+
+	r->f.v[1].old = theirs;		/* an INSERT got there first */
+	complete(r);
+	ASSERT_EQ(0U, r->f.dones);
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[r->f.nv - 1].op);
+	ASSERT_EQ(theirs, r->f.v[r->f.nv - 1].arg0);
+	ASSERT_EQ(cider_word(5, DATA_OFF), r->f.v[r->f.nv - 1].arg1);
+
+	r->f.v[r->f.nv - 1].old = theirs;
+	complete(r);
+	ASSERT_EQ(1U, r->f.dones);
+	ASSERT_EQ(CIDER_RES_OK, r->c.res);
+	ASSERT_EQ(1U, r->c.writer);
+	free(r);
+}
+
+/* An UPDATE of the same absent key ends NOTFOUND after its one READ. */
+TEST(array_update_of_an_absent_key_is_notfound_where_put_writes)
+{
+	struct rig *r = rig_new(CIDER_MODE_OSYNC);
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = cider_word(5, 0);
+	complete(r);
+	ASSERT_EQ(1U, r->f.posts);
+	ASSERT_EQ(1U, r->f.dones);
+	ASSERT_EQ(CIDER_RES_NOTFOUND, r->c.res);
+	free(r);
+}
+
 TEST(queued_waiter_writes_its_entry_sleeps_and_is_woken_by_its_handover)
 {
 	struct rig *r = rig_new(CIDER_MODE_MCS);
