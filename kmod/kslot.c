@@ -457,14 +457,15 @@ static int cider_kslot_run(struct cider_kslot *ks, struct cider_kv_req *r, int f
 
 int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait)
 {
+	struct cider_kvs *kvs = cider_kvs_of(mn);
 	struct cider_shard *sh;
 	int ret;
 
-	if (!mn->kvs)
+	if (!kvs)
 		return -ENOTCONN;
-	if (r->key_len > mn->kvs->key_max || r->val_len > mn->kvs->val_max)
+	if (r->key_len > kvs->key_max || r->val_len > kvs->val_max)
 		return -EINVAL;		/* kv.c checked: never */
-	ret = cider_kvs_pick(mn->kvs, r, &sh);
+	ret = cider_kvs_pick(kvs, r, &sh);
 	if (!ret && r->op == CIDER_KV_GET)
 		ret = cider_kv_req_out_room(r, nowait);
 	if (!ret)

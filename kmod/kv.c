@@ -64,7 +64,7 @@ static int cider_kv_fits(struct cider_mn *mn, const struct cider_kv_cmd *cmd)
 		return -ENAMETOOLONG;
 	if (cider_kv_writes(cmd) && cmd->value_len > sb->max_value_len)
 		return -E2BIG;
-	if (!mn->kvs)
+	if (!cider_kvs_of(mn))
 		return -EOPNOTSUPP;	/* no KV store on this node */
 	if (sb->index == CIDER_SB_INDEX_ARRAY)
 		return cider_kv_array_key(cmd, sb);

@@ -55,7 +55,9 @@ static void cider_kvs_cfg(struct cider_cfg *cfg, const struct cider_mn_sb *sb)
 
 struct cider_kv_pool *cider_kvs_pool(struct cider_mn *mn)
 {
-	return mn->kvs ? mn->kvs->pool : NULL;
+	struct cider_kvs *kvs = cider_kvs_of(mn);
+
+	return kvs ? kvs->pool : NULL;
 }
 
 /* ---- what an operator can see ---- */
@@ -137,17 +139,18 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 {
 	static const char *const ops[] = { "", CIDER_KV_OPS(CIDER_VOCAB_NAME) };
 	static const char *const res[] = { CIDER_RESULTS(CIDER_VOCAB_NAME) };
+	struct cider_kvs *kvs = cider_kvs_of(mn);
 	struct cider_kvs_stats *t;
 	unsigned int i, j;
 	struct cider_client_stats cst = {};
 
-	if (!mn->kvs)
+	if (!kvs)
 		return;
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return;
-	for (i = 0; i < mn->kvs->nr_shards; i++)
-		cider_kvs_stats_add(t, mn->kvs->shards[i], &cst);
+	for (i = 0; i < kvs->nr_shards; i++)
+		cider_kvs_stats_add(t, kvs->shards[i], &cst);
 	seq_puts(m, "kv");
 	for (i = CIDER_KV_GET; i <= CIDER_KV_DELETE; i++)
 		for (j = CIDER_RES_OK; j <= CIDER_RES_FAILED; j++)
@@ -187,7 +190,7 @@ void cider_kvs_req_show_slot(struct seq_file *m, struct cider_kv_req *r)
 /* debugfs: every operation under way and every queue node, by state. */
 void cider_kvs_show(struct seq_file *m, struct cider_mn *mn)
 {
-	struct cider_kvs *kvs = mn->kvs;
+	struct cider_kvs *kvs = cider_kvs_of(mn);
 	unsigned int i;
 
 	if (!kvs) {
@@ -353,7 +356,7 @@ static void cider_kvs_destroy(struct cider_kvs *kvs);
  * and its kill (cider_kvs_kill(), from a work) must find no store or a
  * complete one, never shards whose timers are not set up yet.
  */
-int cider_kvs_create(struct cider_mn *mn)
+static int cider_kvs_create(struct cider_mn *mn)
 {
 	unsigned int i, n = min_t(unsigned int, mn->nr_chans, CIDER_KVS_MAX_SHARDS);
 	struct cider_kvs *kvs;
@@ -381,8 +384,8 @@ int cider_kvs_create(struct cider_mn *mn)
 		cider_kvs_destroy(kvs);
 		return ret;
 	}
-	/* Pairs with the acquire in kill and unmap: they see it whole. */
-	smp_store_release(&mn->kvs, kvs);
+	/* Pairs with the acquire in cider_kvs_of(): kill and unmap see it whole. */
+	cider_mn_set_user(mn, kvs);
 	return 0;
 }
 
@@ -404,10 +407,9 @@ static void cider_shard_kill(struct cider_shard *sh, int reason)
  * The node is lost or being detached: every operation ends, with
  * -ENOTCONN or -ECOMM, and no new one starts.  Process context.
  */
-void cider_kvs_kill(struct cider_mn *mn, int reason)
+static void cider_kvs_kill(struct cider_mn *mn, int reason)
 {
-	/* Pairs with cider_kvs_create()'s release: whole or none. */
-	struct cider_kvs *kvs = smp_load_acquire(&mn->kvs);
+	struct cider_kvs *kvs = cider_kvs_of(mn);	/* whole or none */
 	unsigned int i, s;
 
 	if (!kvs)
@@ -440,10 +442,9 @@ static void cider_kvs_unmap_shards(struct cider_kvs *kvs)
 		cider_shard_unmap(kvs->shards[i]);
 }
 
-void cider_kvs_unmap(struct cider_mn *mn)
+static void cider_kvs_unmap(struct cider_mn *mn)
 {
-	/* Pairs with cider_kvs_create()'s release: whole or none. */
-	cider_kvs_unmap_shards(smp_load_acquire(&mn->kvs));
+	cider_kvs_unmap_shards(cider_kvs_of(mn));	/* whole or none */
 }
 
 static void cider_shard_free(struct cider_shard *sh)
@@ -477,9 +478,18 @@ static void cider_kvs_destroy(struct cider_kvs *kvs)
  * The node's last reference is gone: nobody can submit, and the kill
  * (at teardown) stopped every timer.  Any context.
  */
-void cider_kvs_free(struct cider_mn *mn)
+static void cider_kvs_free(struct cider_mn *mn)
 {
-	if (mn->kvs)
-		cider_kvs_destroy(mn->kvs);
-	mn->kvs = NULL;
+	struct cider_kvs *kvs = cider_kvs_of(mn);
+
+	if (kvs)
+		cider_kvs_destroy(kvs);
+	cider_mn_set_user(mn, NULL);
 }
+
+const struct cider_mn_client cider_kvs_client = {
+	.add = cider_kvs_create,
+	.kill = cider_kvs_kill,
+	.stop = cider_kvs_unmap,
+	.release = cider_kvs_free,
+};

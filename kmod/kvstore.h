@@ -37,6 +37,7 @@
 #include <linux/refcount.h>
 #include <linux/types.h>
 
+#include "mn.h"
 #include "uring.h"
 
 struct cider_mn;
@@ -92,12 +93,18 @@ struct cider_kv_req *cider_kv_req_get(struct cider_mn *mn, bool nowait);
 /* GET: room in ->out for val_len bytes: 0, -ENOMEM (-EAGAIN when @nowait). */
 int cider_kv_req_out_room(struct cider_kv_req *r, bool nowait);
 
-/* At attach, once the superblock is read: 0 or -ENOMEM. */
-int cider_kvs_create(struct cider_mn *mn);
-/* Lost or detached: every operation ends, none starts (process context). */
-void cider_kvs_kill(struct cider_mn *mn, int reason);
-/* With the node's last reference. */
-void cider_kvs_free(struct cider_mn *mn);
+/*
+ * The store is its node's user (mn.h): created once the node is probed,
+ * killed when it is lost or detached, unmapped at its teardown, freed
+ * with it.  Registered at module load.
+ */
+extern const struct cider_mn_client cider_kvs_client;
+
+/* @mn's store, whole, or NULL (none yet, or not a KV store). */
+static inline struct cider_kvs *cider_kvs_of(struct cider_mn *mn)
+{
+	return cider_mn_user(mn);
+}
 
 /*
  * Run @r on @mn's store: 0 once it is under way (->complete runs when it
@@ -123,8 +130,6 @@ void cider_kv_req_put(struct cider_kv_req *r);
 void cider_kv_reqs_show(struct seq_file *m);
 /* Its slot and the slot's machine, if it runs (a line's end). */
 void cider_kvs_req_show_slot(struct seq_file *m, struct cider_kv_req *r);
-/* Teardown, before the device goes: the slots' buffers are unmapped. */
-void cider_kvs_unmap(struct cider_mn *mn);
 
 /* debugfs: the operations under way and the queue nodes, by state name. */
 void cider_kvs_show(struct seq_file *m, struct cider_mn *mn);

@@ -11,6 +11,7 @@
 
 #include "cider.h"
 #include "debugfs.h"
+#include "kvstore.h"
 #include "mn.h"
 
 const char cider_version[] = CIDER_VERSION;
@@ -23,6 +24,8 @@ static int __init cider_init(void)
 	if (ret)
 		return ret;
 	cider_debugfs_init();
+	/* Before /dev/cider: every node attached gets its KV store. */
+	cider_mn_register_client(&cider_kvs_client);
 	ret = cider_chardev_init();
 	if (ret) {
 		cider_debugfs_exit();

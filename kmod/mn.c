@@ -8,22 +8,18 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/capability.h>
 #include <linux/cpu.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 #include <linux/xarray.h>
 
 #include "cider.h"
 #include "cider_trace.h"
 #include "core/store.h"
 #include "debugfs.h"
-#include "kvstore.h"
 #include "mn.h"
 #include "params.h"
-#include "uargs.h"
 
 /*
  * Every node, from the start of its attach; lookups see it only once it
@@ -37,6 +33,14 @@ static DEFINE_XARRAY_ALLOC(cider_mns);
  * another node's detach.
  */
 static DEFINE_MUTEX(cider_mns_lock);
+
+/* What uses every node (the KV store): set at module load, before any attach. */
+static const struct cider_mn_client *cider_mn_client;
+
+void cider_mn_register_client(const struct cider_mn_client *client)
+{
+	cider_mn_client = client;
+}
 
 struct cider_mn *cider_mn_get(u32 id)
 {
@@ -62,7 +66,8 @@ static void cider_mn_release(struct kref *ref)
 {
 	struct cider_mn *mn = container_of(ref, struct cider_mn, ref);
 
-	cider_kvs_free(mn);
+	if (cider_mn_client)
+		cider_mn_client->release(mn);
 	call_rcu(&mn->rcu, cider_mn_free_rcu);
 }
 
@@ -212,7 +217,8 @@ static void cider_mn_kill_work(struct work_struct *work)
 	for (i = 0; i < mn->nr_chans; i++)
 		cider_channel_kill(&mn->chans[i], READ_ONCE(mn->dead_reason));
 	/* Operations parked on a lock or a timer end too. */
-	cider_kvs_kill(mn, READ_ONCE(mn->dead_reason));
+	if (cider_mn_client)
+		cider_mn_client->kill(mn, READ_ONCE(mn->dead_reason));
 }
 
 static void cider_mn_keepalive_done(struct cider_batch *b)
@@ -281,9 +287,11 @@ static void cider_mn_teardown(struct cider_mn *mn, int reason)
 	for (i = 0; i < mn->nr_chans; i++)
 		cider_channel_destroy(&mn->chans[i]);
 	mutex_unlock(&mn->res_lock);
-	cider_kvs_kill(mn, READ_ONCE(mn->dead_reason));
-	/* Before the device can go: nothing maps a slot's block any more. */
-	cider_kvs_unmap(mn);
+	if (cider_mn_client) {
+		cider_mn_client->kill(mn, READ_ONCE(mn->dead_reason));
+		/* Before the device can go: nothing of the user is mapped. */
+		cider_mn_client->stop(mn);
+	}
 }
 
 /*
@@ -524,20 +532,9 @@ static int cider_mn_probe(struct cider_mn *mn)
 	}
 	ret = cider_mn_probe_atomics(mn);
 	ret = ret ?: cider_mn_probe_sb(mn);
-	return ret ?: cider_kvs_create(mn);
-}
-
-static int cider_attach_check(const struct cider_attach *at)
-{
-	if (at->flags || at->reserved0 ||
-	    memchr_inv(at->reserved, 0, sizeof(at->reserved)))
-		return -EINVAL;
-	if (at->cn_id > CIDER_MAX_CN_ID || !at->port ||
-	    at->timeout_ms > CIDER_ATTACH_MAX_TIMEOUT_MS)
-		return -EINVAL;
-	if (at->family == AF_INET)
-		return memchr_inv(at->addr + 4, 0, 12) ? -EINVAL : 0;
-	return at->family == AF_INET6 ? 0 : -EINVAL;
+	if (!ret && cider_mn_client)
+		ret = cider_mn_client->add(mn);
+	return ret;
 }
 
 /*
@@ -595,7 +592,11 @@ static int cider_mn_bring_up(struct cider_mn *mn, unsigned long timeout)
 	return ret ? cider_mn_attach_lost(mn, ret) : 0;
 }
 
-static int cider_mn_attach(struct cider_attach *at)
+/*
+ * Attach the node @at names (validated by the caller): 0 with its id,
+ * channels and region size in @at, listed; or -errno, nothing left.
+ */
+int cider_mn_attach(struct cider_attach *at)
 {
 	unsigned long timeout = at->timeout_ms ?: CIDER_ATTACH_TIMEOUT_MS;
 	struct cider_mn *mn;
@@ -630,23 +631,6 @@ static int cider_mn_attach(struct cider_attach *at)
 	return 0;
 }
 
-long cider_ioctl_attach(void __user *uarg, unsigned int cmd)
-{
-	struct cider_attach at;
-	int ret;
-
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = cider_uargs_in(&at, sizeof(at), CIDER_ATTACH_SIZE_VER0, uarg, cmd);
-	ret = ret ?: cider_attach_check(&at);
-	if (ret)
-		return ret;
-	ret = cider_mn_attach(&at);
-	if (!ret)	/* a fault leaves it attached: the node shows in MN_INFO */
-		ret = cider_uargs_out(uarg, &at, sizeof(at), cmd);
-	return ret;
-}
-
 /*
  * @mn leaves the array, its debugfs files first: once its id is free,
  * the next attach may take it and create files of the same names.
@@ -667,21 +651,13 @@ static void cider_mn_remove(struct cider_mn *mn)
 	cider_mn_put(mn);
 }
 
-long cider_ioctl_detach(void __user *uarg, unsigned int cmd)
+/* Detach listed node @id: 0, or -ENOENT. */
+int cider_mn_detach(u32 id)
 {
-	struct cider_detach dt;
 	struct cider_mn *mn;
-	int ret;
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = cider_uargs_in(&dt, sizeof(dt), CIDER_DETACH_SIZE_VER0, uarg, cmd);
-	if (ret)
-		return ret;
-	if (memchr_inv(dt.reserved, 0, sizeof(dt.reserved)))
-		return -EINVAL;
 	mutex_lock(&cider_mns_lock);
-	mn = xa_load(&cider_mns, dt.mn_id);
+	mn = xa_load(&cider_mns, id);
 	if (mn && mn->listed)
 		cider_mn_unlist(mn);
 	else
@@ -693,66 +669,20 @@ long cider_ioctl_detach(void __user *uarg, unsigned int cmd)
 	return 0;
 }
 
-/* The ABI numbers index and mode as the superblock's lists do (vocab.h). */
-CIDER_SB_INDEXES(CIDER_STORE_CHECK)
-CIDER_SB_MODES(CIDER_STORE_CHECK)
-
-static void cider_mn_describe(const struct cider_mn *mn, struct cider_mn_info *mi)
+/*
+ * The listed node with the smallest id at least *@id, referenced, its id
+ * in *@id; NULL if none.
+ */
+struct cider_mn *cider_mn_get_from(unsigned long *id)
 {
-	mi->mn_id = mn->id;
-	mi->state = cider_mn_uapi_state(mn);
-	mi->dead_reason = mi->state == CIDER_MN_DEAD ? READ_ONCE(mn->dead_reason) : 0;
-	mi->cn_id = mn->cn_id;
-	mi->family = mn->addr.ss_family;
-	if (mi->family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)&mn->addr;
-
-		mi->port = ntohs(sin->sin_port);
-		memcpy(mi->addr, &sin->sin_addr, 4);
-	} else {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&mn->addr;
-
-		mi->port = ntohs(sin6->sin6_port);
-		memcpy(mi->addr, &sin6->sin6_addr, 16);
-	}
-	mi->nr_channels = mn->nr_chans;
-	mi->layout_version = CIDER_LAYOUT_VERSION;
-	mi->region_size = mn->size;
-	strscpy(mi->ibdev, mn->ibdev_name, sizeof(mi->ibdev));
-	/* The superblock numbers index and mode as the ABI does. */
-	mi->store_index = mn->sb.index;
-	mi->store_mode = mn->sb.mode;
-	mi->store_keys = mn->sb.nr_keys;
-	mi->max_key_len = mn->sb.max_key_len;
-	mi->max_value_len = mn->sb.max_value_len;
-}
-
-long cider_ioctl_mn_info(void __user *uarg, unsigned int cmd)
-{
-	struct cider_mn_info mi;
 	struct cider_mn *mn;
-	unsigned long id;
-	int ret;
 
-	ret = cider_uargs_in(&mi, sizeof(mi), CIDER_MN_INFO_SIZE_VER0, uarg, cmd);
-	if (ret)
-		return ret;
-	if (memchr_inv(mi.reserved, 0, sizeof(mi.reserved)))
-		return -EINVAL;
-	id = mi.mn_id;
-	memset(&mi, 0, sizeof(mi));
-	mi.size = _IOC_SIZE(cmd);
-	ret = -ENOENT;
 	mutex_lock(&cider_mns_lock);
-	xa_for_each_start(&cider_mns, id, mn, id) {
-		if (!mn->listed)
-			continue;
-		cider_mn_describe(mn, &mi);
-		ret = 0;
-		break;
-	}
+	xa_for_each_start(&cider_mns, *id, mn, *id)
+		if (mn->listed && kref_get_unless_zero(&mn->ref))
+			break;
 	mutex_unlock(&cider_mns_lock);
-	return ret ?: cider_uargs_out(uarg, &mi, sizeof(mi), cmd);
+	return mn;
 }
 
 /* Does @mn, attached or still attaching, use @ibdev? */

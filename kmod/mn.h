@@ -36,7 +36,7 @@ struct cider_mn {
 	struct ib_device *ibdev;	/* set once connected */
 	char ibdev_name[IB_DEVICE_NAME_MAX];
 	struct cider_mn_sb sb;		/* as read at attach (core/store.h) */
-	struct cider_kvs *kvs;		/* its KV store (kvstore.h) */
+	void *user;			/* the node client's (cider_mn_set_user()) */
 	u64 base;			/* remote address of offset 0 */
 	u64 size;
 	u32 rkey;
@@ -72,6 +72,36 @@ static inline u32 cider_mn_uapi_state(const struct cider_mn *mn)
 	return READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE ? CIDER_MN_LIVE : CIDER_MN_DEAD;
 }
 
+/*
+ * What uses a node (the KV store, kvstore.c), registered once at module
+ * load as an ib_client is with ib_core: the node calls it at these points
+ * of its life and knows nothing else of it.  Process context but for
+ * ->release.
+ */
+struct cider_mn_client {
+	/* Probed, not listed yet: set up (cider_mn_set_user()); 0 or -errno. */
+	int (*add)(struct cider_mn *mn);
+	/* Lost (the kill work, channels drained) or torn down: end every operation. */
+	void (*kill)(struct cider_mn *mn, int reason);
+	/* Teardown, channels destroyed, before the device may go. */
+	void (*stop)(struct cider_mn *mn);
+	/* The node's last reference is gone: free what ->add made.  Any context. */
+	void (*release)(struct cider_mn *mn);
+};
+
+void cider_mn_register_client(const struct cider_mn_client *client);
+
+/* Publish what ->add built, whole: readers see NULL or all of it. */
+static inline void cider_mn_set_user(struct cider_mn *mn, void *user)
+{
+	smp_store_release(&mn->user, user);	/* pairs with cider_mn_user() */
+}
+
+static inline void *cider_mn_user(struct cider_mn *mn)
+{
+	return smp_load_acquire(&mn->user);	/* pairs with cider_mn_set_user() */
+}
+
 const char *cider_mn_state_name(enum cider_mn_state s);
 struct cider_mn *cider_mn_get(u32 id);
 void cider_mn_put(struct cider_mn *mn);
@@ -82,6 +112,11 @@ void cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
 int cider_mn_run(struct cider_mn *mn, struct cider_channel *ch, struct cider_batch *b);
 void cider_mn_device_removed(struct ib_device *ibdev);
 void cider_mn_exit(void);
+
+/* The node operations behind the ioctls (mnctl.c parses those). */
+int cider_mn_attach(struct cider_attach *at);
+int cider_mn_detach(u32 id);
+struct cider_mn *cider_mn_get_from(unsigned long *id);
 
 long cider_ioctl_attach(void __user *uarg, unsigned int cmd);
 long cider_ioctl_detach(void __user *uarg, unsigned int cmd);
