@@ -564,4 +564,63 @@ TEST_F_TIMEOUT(kvhash_modes, threads_on_hot_byte_keys_see_only_whole_written_val
 	}
 }
 
+struct hchurn {
+	int fd;
+	unsigned int store, id, ops;
+	unsigned int puts, put_refused;
+	int bad;
+};
+
+/* PUTs and DELETEs of one byte key: its slot is claimed and freed under every PUT. */
+static void *hchurn_run(void *arg)
+{
+	uint8_t key[MAX_KEY], v[2048];
+	struct hchurn *c = arg;
+	unsigned int i;
+	int ret, kl;
+
+	kl = hkey(key, 1);
+	for (i = 0; i < c->ops; i++) {
+		if ((i + c->id) % 3) {
+			ret = cider_put(c->fd, c->store, key, kl, v, hvalue(v, c->id, i + 1));
+			c->puts++;
+			c->put_refused += ret == -ENOENT || ret == -EEXIST;
+			if (ret && ret != -ENOENT && ret != -EEXIST)
+				c->bad = ret;
+		} else {
+			ret = cider_delete(c->fd, c->store, key, kl);
+			if (ret && ret != -ENOENT)
+				c->bad = ret;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * On the hash index an absent key's PUT takes INSERT's path (the bucket's
+ * INSERT lock) and a present one UPDATE's; DELETEs racing both make it
+ * look again, never fail (kv.rst).
+ */
+TEST_F_TIMEOUT(kvhash_modes, puts_racing_deletes_on_one_key_always_install, 300)
+{
+	struct hchurn c[4];
+	pthread_t t[4];
+	unsigned int i, puts = 0, refused = 0;
+
+	NEED_MN();
+	for (i = 0; i < 4; i++) {
+		c[i] = (struct hchurn){ .fd = self->n.fd, .store = self->n.at.mn_id, .id = i + 1,
+					.ops = 90 };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, hchurn_run, &c[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, c[i].bad) TH_LOG("thread %u: %d", i, c[i].bad);
+		puts += c[i].puts;
+		refused += c[i].put_refused;
+	}
+	TH_LOG("%u PUTs against DELETEs on one key, %u ended ENOENT or EEXIST", puts, refused);
+	EXPECT_EQ(0U, refused);
+}
+
 TEST_HARNESS_MAIN
