@@ -91,7 +91,7 @@ struct cider_kslot {
 struct cider_kvs_stats {
 	u64 ops[CIDER_KV_DELETE + 1][CIDER_RES_NR];	/* by CIDER_KV_* and result (OK..FAILED) */
 	u64 verbs[4];			/* by CIDER_V_* */
-	u64 updates;			/* core UPDATEs ended (PUT runs as one) */
+	u64 updates;			/* core UPDATEs and PUTs ended */
 	u64 pessimistic;		/* of which went the locked way */
 	u64 combined;			/* acknowledged, covered by another's write */
 	u64 installers;			/* writes that covered others */

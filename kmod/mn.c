@@ -670,19 +670,25 @@ int cider_mn_detach(u32 id)
 }
 
 /*
- * The listed node with the smallest id at least *@id, referenced, its id
- * in *@id; NULL if none.
+ * @describe the listed node with the smallest id at least @id, under the
+ * list lock, so that no detach is half-way through it: 0, or -ENOENT.
  */
-struct cider_mn *cider_mn_get_from(unsigned long *id)
+int cider_mn_describe(unsigned long id, void (*describe)(const struct cider_mn *mn, void *arg),
+		      void *arg)
 {
 	struct cider_mn *mn;
+	int ret = -ENOENT;
 
 	mutex_lock(&cider_mns_lock);
-	xa_for_each_start(&cider_mns, *id, mn, *id)
-		if (mn->listed && kref_get_unless_zero(&mn->ref))
+	xa_for_each_start(&cider_mns, id, mn, id) {
+		if (mn->listed) {
+			describe(mn, arg);
+			ret = 0;
 			break;
+		}
+	}
 	mutex_unlock(&cider_mns_lock);
-	return mn;
+	return ret;
 }
 
 /* Does @mn, attached or still attaching, use @ibdev? */

@@ -116,7 +116,8 @@ void cider_mn_exit(void);
 /* The node operations behind the ioctls (mnctl.c parses those). */
 int cider_mn_attach(struct cider_attach *at);
 int cider_mn_detach(u32 id);
-struct cider_mn *cider_mn_get_from(unsigned long *id);
+int cider_mn_describe(unsigned long id, void (*describe)(const struct cider_mn *mn, void *arg),
+		      void *arg);
 
 long cider_ioctl_attach(void __user *uarg, unsigned int cmd);
 long cider_ioctl_detach(void __user *uarg, unsigned int cmd);

@@ -66,8 +66,11 @@ long cider_ioctl_detach(void __user *uarg, unsigned int cmd)
 CIDER_SB_INDEXES(CIDER_STORE_CHECK)
 CIDER_SB_MODES(CIDER_STORE_CHECK)
 
-static void cider_mn_describe(const struct cider_mn *mn, struct cider_mn_info *mi)
+/* MN_INFO's answer for @mn (under the node list's lock: cider_mn_describe()). */
+static void cider_mn_info_fill(const struct cider_mn *mn, void *arg)
 {
+	struct cider_mn_info *mi = arg;
+
 	mi->mn_id = mn->id;
 	mi->state = cider_mn_uapi_state(mn);
 	mi->dead_reason = mi->state == CIDER_MN_DEAD ? READ_ONCE(mn->dead_reason) : 0;
@@ -99,7 +102,6 @@ static void cider_mn_describe(const struct cider_mn *mn, struct cider_mn_info *m
 long cider_ioctl_mn_info(void __user *uarg, unsigned int cmd)
 {
 	struct cider_mn_info mi;
-	struct cider_mn *mn;
 	unsigned long id;
 	int ret;
 
@@ -111,11 +113,7 @@ long cider_ioctl_mn_info(void __user *uarg, unsigned int cmd)
 	id = mi.mn_id;
 	memset(&mi, 0, sizeof(mi));
 	mi.size = _IOC_SIZE(cmd);
-	mn = cider_mn_get_from(&id);
-	if (!mn)
-		return -ENOENT;
-	cider_mn_describe(mn, &mi);
-	cider_mn_put(mn);
-	return cider_uargs_out(uarg, &mi, sizeof(mi), cmd);
+	ret = cider_mn_describe(id, cider_mn_info_fill, &mi);
+	return ret ?: cider_uargs_out(uarg, &mi, sizeof(mi), cmd);
 }
 

@@ -56,7 +56,7 @@
 /*
  * KV operations: the ABI's CIDER_KV_* (from 1, in this order: asserted
  * in kslot.c), the counters' names, and the core operation that runs
- * one (a PUT runs as UPDATE, then INSERT when the key is absent).
+ * one.
  */
 #define CIDER_KV_OPS(X)				\
 	X(GET, get, CIDER_SEARCH)		\

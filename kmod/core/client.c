@@ -231,8 +231,10 @@ static enum cider_step cider_op_located(struct cider_client *c)
 		}
 		return cider_op_ilock(c);
 	}
-	if (!c->found && c->op == CIDER_PUT && cider_hashed(c))
-		return cider_op_ilock(c);	/* an INSERT, for a hash slot */
+	if (!c->found && c->op == CIDER_PUT && cider_hashed(c)) {
+		c->pess = false;		/* an INSERT, for a hash slot: no key lock */
+		return cider_op_ilock(c);
+	}
 	if (!c->found && c->op != CIDER_PUT) {
 		c->res = CIDER_RES_NOTFOUND;
 		c->nf_at_read = true;
@@ -398,8 +400,9 @@ static enum cider_step cider_op_front(struct cider_client *c)
 	case CIDER_OP_LOCATE:
 		if (c->relocate)
 			return cider_op_goto(c, CIDER_OP_AGAIN);
-		if (!c->fenced || c->op == CIDER_SEARCH || c->op == CIDER_INSERT)
-			return cider_op_located(c);
+		if (!c->fenced || c->op == CIDER_SEARCH || c->op == CIDER_INSERT ||
+		    (c->op == CIDER_PUT && cider_hashed(c) && !c->found))
+			return cider_op_located(c);	/* INSERT's path keeps the fence */
 		cider_fence_init(c, false);
 		return cider_op_goto(c, CIDER_OP_FENCE_LEAVE);
 	case CIDER_OP_FENCE_LEAVE:

@@ -84,6 +84,15 @@ static enum cider_step cider_write_try(struct cider_client *c)
 		c->relocate = true;
 		return cider_write_stop(c, CIDER_RES_NONE);
 	}
+	/*
+	 * A batch was combined while its key was present: gone now (only a
+	 * lock reset lets a DELETE in), the members' own ops (UPDATE or PUT)
+	 * decide what absent means to each, so all start over.
+	 */
+	if (!w_off(c, c->ptr) && c->state == CIDER_OP_EXEC_WRITE && c->batch > 1) {
+		c->relocate = true;
+		return cider_write_stop(c, CIDER_RES_NONE);
+	}
 	/* A PUT installs over an absent key too (array: the same word). */
 	if (!w_off(c, c->ptr) && c->op != CIDER_PUT)
 		return cider_write_stop(c, CIDER_RES_NOTFOUND);

@@ -635,6 +635,49 @@ TEST(a_coordinator_whose_key_is_gone_combines_nobody)
 	free(r);
 }
 
+/*
+ * An executor lent a batch of 3 finds the key gone (possible only after a
+ * lock reset let a DELETE in): the members may be UPDATEs or PUTs, to
+ * which absent means different things, so it writes nothing and reports
+ * "start over" to the coordinator.
+ */
+TEST(an_executor_that_finds_its_batch_key_gone_has_everyone_start_over)
+{
+	struct rig *r = rig_new(CIDER_MODE_CIDER);
+	u64 ptr = cider_word(1, DATA_OFF + 4096), gone = cider_word(2, 0);
+	struct cider_msg m = { .type = CIDER_MSG_EXEC, .laddr = 8192 + 3 * 48, .ticket = 8,
+			       .from_cn = 1, .from_slot = 2, .from_ticket = 6, .count = 3 };
+
+	ASSERT_TRUE(r != NULL);
+	r->cfg.initial_credit = 36;
+	cider_cont_escalated(&r->cn, 3);	/* the key is hot: pessimistic */
+	start(r, CIDER_PUT, 3, 7, 1);
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	r->f.v[0].old = 6ULL << 32 | 2;		/* ticket 8 */
+	complete(r);
+	r->f.v[1].data[0] = 6ULL << 32 | 3;
+	complete(r);
+	m.to_slot = cider_qid_slot(r->c.qn->id);
+	m.ptr = gone;
+	cider_cn_on_msg(&r->cn, &m);
+	cider_client_resume(&r->c);
+	ASSERT_TRUE(states_are(r, "exec_write", "write:alloc", "alloc:chunk"));
+	r->f.v[0].old = 0;
+	complete(r);
+	/* The pointer the coordinator sent is a hint of "absent": read it. */
+	ASSERT_TRUE(states_are(r, "exec_write", "write:hint", ""));
+	r->f.v[0].data[0] = gone;
+	r->f.sends = 0;
+	complete(r);
+	ASSERT_EQ(1U, r->f.sends);
+	ASSERT_EQ(CIDER_MSG_EXEC_DONE, r->f.msg.type);
+	ASSERT_EQ(CIDER_RES_NONE, r->f.msg.result);
+	ASSERT_TRUE(states_are(r, "exec_release", "release:posted", ""));
+	ASSERT_EQ(CIDER_V_FAA, r->f.v[0].op);
+	free(r);
+}
+
 TEST(every_operation_state_has_its_own_name)
 {
 	struct cider_client c = { 0 };
