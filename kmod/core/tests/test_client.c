@@ -544,27 +544,37 @@ TEST(a_full_ring_makes_the_waiter_poll_for_room_before_its_entry)
  * A cider UPDATE that waited for the lock (ticket 6) coordinates: it READs
  * the lock's record and the pointer, and returns with the verbs posted.
  */
-static struct rig *coordinator(u64 ptr)
+/*
+ * A cider @op on hot key 3 that READs @ptr, queues behind @ahead tickets
+ * from @head, and is woken by message @m (to its qnode).
+ */
+static struct rig *queued(u8 op, u64 ptr, u32 head, u32 ahead, struct cider_msg *m)
 {
 	struct rig *r = rig_new(CIDER_MODE_CIDER);
-	struct cider_msg m = { .type = CIDER_MSG_HANDOVER, .laddr = 8192 + 3 * 48, .ticket = 6 };
 
 	if (!r)
 		return NULL;
 	r->cfg.initial_credit = 36;
 	cider_cont_escalated(&r->cn, 3);	/* the key is hot: pessimistic */
-	start(r, CIDER_UPDATE, 3, 7, 1);
+	start(r, op, 3, 7, 1);
 	r->f.v[0].data[0] = ptr;
 	complete(r);
-	r->f.v[0].old = 5ULL << 32 | 1;		/* ticket 6 */
+	r->f.v[0].old = (u64)head << 32 | ahead;	/* ticket head + ahead */
 	complete(r);
-	r->f.v[1].data[0] = 5ULL << 32 | 2;
+	r->f.v[1].data[0] = (u64)head << 32 | (ahead + 1);
 	complete(r);
-	m.to_slot = cider_qid_slot(r->c.qn->id);
-	m.ptr = ptr;
-	cider_cn_on_msg(&r->cn, &m);
+	m->to_slot = cider_qid_slot(r->c.qn->id);
+	cider_cn_on_msg(&r->cn, m);
 	cider_client_resume(&r->c);
 	return r;
+}
+
+static struct rig *coordinator(u64 ptr)
+{
+	struct cider_msg m = { .type = CIDER_MSG_HANDOVER, .laddr = 8192 + 3 * 48, .ticket = 6,
+			       .ptr = ptr };
+
+	return queued(CIDER_UPDATE, ptr, 5, 1, &m);	/* ticket 6 */
 }
 
 /* The ring as the coordinator's READ returns it: tickets 6..6+n-1. */
@@ -643,25 +653,13 @@ TEST(a_coordinator_whose_key_is_gone_combines_nobody)
  */
 TEST(an_executor_that_finds_its_batch_key_gone_has_everyone_start_over)
 {
-	struct rig *r = rig_new(CIDER_MODE_CIDER);
 	u64 ptr = cider_word(1, DATA_OFF + 4096), gone = cider_word(2, 0);
 	struct cider_msg m = { .type = CIDER_MSG_EXEC, .laddr = 8192 + 3 * 48, .ticket = 8,
-			       .from_cn = 1, .from_slot = 2, .from_ticket = 6, .count = 3 };
+			       .from_cn = 1, .from_slot = 2, .from_ticket = 6, .count = 3,
+			       .ptr = gone };
+	struct rig *r = queued(CIDER_PUT, ptr, 6, 2, &m);	/* ticket 8 */
 
 	ASSERT_TRUE(r != NULL);
-	r->cfg.initial_credit = 36;
-	cider_cont_escalated(&r->cn, 3);	/* the key is hot: pessimistic */
-	start(r, CIDER_PUT, 3, 7, 1);
-	r->f.v[0].data[0] = ptr;
-	complete(r);
-	r->f.v[0].old = 6ULL << 32 | 2;		/* ticket 8 */
-	complete(r);
-	r->f.v[1].data[0] = 6ULL << 32 | 3;
-	complete(r);
-	m.to_slot = cider_qid_slot(r->c.qn->id);
-	m.ptr = gone;
-	cider_cn_on_msg(&r->cn, &m);
-	cider_client_resume(&r->c);
 	ASSERT_TRUE(states_are(r, "exec_write", "write:alloc", "alloc:chunk"));
 	r->f.v[0].old = 0;
 	complete(r);
