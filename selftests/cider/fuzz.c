@@ -512,28 +512,6 @@ static void home_attach(struct worker *w)
 }
 
 /*
- * Keep a memory node away from the OOM killer.  Attaches the fuzzer
- * leaves behind hold kernel memory (a KV store each), and in a 1 GB
- * guest the OOM killer once took both daemons in the first minutes of a
- * 10-minute run: every later attach was refused and 7,034 of 9,500 KV
- * commands ended ENXIO.  Workers stay killable (the fuzzer survives
- * their deaths).
- */
-static int oom_shield(pid_t pid)
-{
-	char path[64];
-	int fd, ok;
-
-	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ok = write(fd, "-1000", 5) == 5;
-	close(fd);
-	return ok ? 0 : -EIO;
-}
-
-/*
  * A KV command found the worker's own store gone (a random detach) or
  * its node lost (a raw write broke it, a killed channel): back.
  */
@@ -1207,8 +1185,6 @@ int main(int argc, char **argv)
 	}
 	fflush(stdout);	/* before the daemons fork */
 	if (memd_wanted && getenv("CIDER_MN_ADDR")) {
-		bool shielded;
-
 		if (memd_start(&memd, "16M", 9400 + getpid() % 500)) {
 			printf("not ok 1 fuzz: cider-memd did not start (log %s)\n", memd.log);
 			return 1;
@@ -1225,9 +1201,6 @@ int main(int argc, char **argv)
 		snprintf(cfg.kv_addr, sizeof(cfg.kv_addr), "%s", kvmemd.addr);
 		printf("# KV store: array, %u keys, mode %s, at %s\n", KV_KEYS, kv_store[5],
 		       kvmemd.addr);
-		shielded = !oom_shield(memd.pid) && !oom_shield(kvmemd.pid);
-		printf("# memory nodes %s the OOM killer\n",
-		       shielded ? "shielded from" : "NOT shielded from");
 	}
 	rs = cfg.seed;
 	for (r = 0; !rounds || r < rounds; r++) {
