@@ -138,7 +138,6 @@ static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *s
 void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 {
 	static const char *const ops[] = { "", CIDER_KV_OPS(CIDER_VOCAB_NAME) };
-	static const char *const res[] = { CIDER_RESULTS(CIDER_VOCAB_NAME) };
 	struct cider_kvs *kvs = cider_kvs_of(mn);
 	struct cider_kvs_stats *t;
 	unsigned int i, j;
@@ -154,7 +153,7 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 	seq_puts(m, "kv");
 	for (i = CIDER_KV_GET; i <= CIDER_KV_DELETE; i++)
 		for (j = CIDER_RES_OK; j <= CIDER_RES_FAILED; j++)
-			seq_printf(m, " %s_%s=%llu", ops[i], res[j], t->ops[i][j]);
+			seq_printf(m, " %s_%s=%llu", ops[i], cider_res_name(j), t->ops[i][j]);
 	seq_printf(m, " verbs_read=%llu verbs_write=%llu verbs_cas=%llu verbs_faa=%llu",
 		   t->verbs[CIDER_V_READ], t->verbs[CIDER_V_WRITE], t->verbs[CIDER_V_CAS],
 		   t->verbs[CIDER_V_FAA]);
