@@ -21,7 +21,7 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/linux/cider.h
 LIB_SRC := lib/cider.c lib/cider-kv.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
-SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop selftests/cider/kv \
+SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop selftests/cider/member selftests/cider/peer selftests/cider/kv \
 	selftests/cider/kvhash selftests/cider/cancel selftests/cider/kvbound
 # Run only under the debug kernel (they need its fault injection).
 DEBUG_SELFTESTS := selftests/cider/faults selftests/cider/kvfaults selftests/cider/removal selftests/cider/fuzz

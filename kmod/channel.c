@@ -513,6 +513,7 @@ int cider_channel_submit(struct cider_channel *ch, struct cider_batch *b)
 	ch->last_active = jiffies;
 	ch->stats.batches++;
 	ch->stats.keepalives += b->keepalive;
+	ch->stats.heartbeats += b->heartbeat;
 	if (!list_empty(&ch->backlog) || ch->credit.inflight + b->nr > ch->credit.limit)
 		ch->stats.backlogged++;
 	list_add_tail(&b->node, &ch->backlog);

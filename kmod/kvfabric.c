@@ -148,13 +148,12 @@ static void cider_kvs_send(void *fab, struct cider_cn *from, u32 to_cn,
 
 	if (to_cn != sh->cn.id) {
 		/*
-		 * A key maps to one shard on every CN, so only another CN's
-		 * queue node is addressed here: CN-to-CN links come with
-		 * several compute nodes.  The lease recovers the lock.
+		 * Another compute node's queue node (or, for a key whose
+		 * bytes changed under its shard's choice, another shard's of
+		 * ours): through the peer layer, which only takes the
+		 * addressee's inbox lock.
 		 */
-		atomic64_inc(&sh->kvs->msgs_lost);
-		pr_warn_ratelimited("store of mn%u: message to cn %u lost: no CN-to-CN links yet\n",
-				    sh->kvs->mn->id, to_cn);
+		cider_peer_send(&sh->kvs->sink, to_cn, m);
 		return;
 	}
 	if (WARN_ON_ONCE(sh->mail_len == CIDER_KVS_MAIL)) {
@@ -213,6 +212,93 @@ const struct cider_fabric_ops cider_kvs_fabric_ops = {
 	.now = cider_kvs_now,
 	.rand = cider_kvs_rand,
 };
+
+/*
+ * A message from another compute node for shard @shard (peer.h): into the
+ * shard's inbox, for its work.  Any context, maybe under another shard's
+ * lock.
+ */
+static int cider_kvs_deliver(struct cider_peer_sink *sink, unsigned int shard,
+			     const struct cider_msg *m)
+{
+	struct cider_kvs *kvs = container_of(sink, struct cider_kvs, sink);
+	struct cider_shard *sh;
+	int ret = 0;
+
+	if (shard >= kvs->nr_shards)
+		return -ENOENT;
+	sh = kvs->shards[shard];
+	spin_lock_bh(&sh->inbox_lock);
+	if (sh->inbox_len == CIDER_KVS_INBOX)
+		ret = -ENOBUFS;
+	else
+		sh->inbox[(sh->inbox_head + sh->inbox_len++) % CIDER_KVS_INBOX] = *m;
+	spin_unlock_bh(&sh->inbox_lock);
+	if (!ret)
+		queue_work(system_highpri_wq, &sh->inbox_work);
+	return ret;
+}
+
+/* The shard's inbox, into the core under the shard's lock. */
+void cider_shard_inbox_work(struct work_struct *work)
+{
+	struct cider_shard *sh = container_of(work, struct cider_shard, inbox_work);
+	struct cider_msg m;
+
+	spin_lock_bh(&sh->lock);
+	for (;;) {
+		spin_lock(&sh->inbox_lock);
+		if (!sh->inbox_len) {
+			spin_unlock(&sh->inbox_lock);
+			break;
+		}
+		m = sh->inbox[sh->inbox_head];
+		sh->inbox_head = (sh->inbox_head + 1) % CIDER_KVS_INBOX;
+		sh->inbox_len--;
+		spin_unlock(&sh->inbox_lock);
+		if (!cider_shard_dead(sh))
+			cider_cn_on_msg(&sh->cn, &m);
+	}
+	cider_shard_flush(sh);
+}
+
+/* Other compute nodes reach @kvs from now on (its node's incarnation is claimed). */
+void cider_kvs_open(struct cider_kvs *kvs)
+{
+	struct cider_mn *mn = kvs->mn;
+
+	kvs->sink.mn = mn;
+	kvs->sink.cn_id = mn->cn_id;
+	kvs->sink.incarnation = cider_member_incarnation(&mn->member);
+	kvs->sink.deliver = cider_kvs_deliver;
+	cider_peer_register(&kvs->sink);
+}
+
+/*
+ * debugfs mnN-peer: @len bytes as if another compute node had sent them
+ * to @mn's store.  0, or -EOPNOTSUPP without a store.  Process context.
+ */
+int cider_kvs_peer_inject(struct cider_mn *mn, const void *buf, size_t len)
+{
+	struct cider_kvs *kvs = cider_kvs_of(mn);
+
+	if (!kvs)
+		return -EOPNOTSUPP;
+	local_bh_disable();	/* as a receive completion would run */
+	cider_peer_inject(&kvs->sink, buf, len);
+	local_bh_enable();
+	return 0;
+}
+
+/* Nothing reaches @kvs any more, and its inbox is empty.  Process context. */
+void cider_kvs_close(struct cider_kvs *kvs)
+{
+	unsigned int i;
+
+	cider_peer_unregister(&kvs->sink);
+	for (i = 0; i < kvs->nr_shards && kvs->shards[i]; i++)
+		cancel_work_sync(&kvs->shards[i]->inbox_work);
+}
 
 /* The store dies with its first failure: the node is lost or refused us. */
 static void cider_kvs_die(struct cider_kvs *kvs, int status)

@@ -13,11 +13,13 @@
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "core/client.h"
 #include "core/localwc.h"
 #include "cider.h"
 #include "kvstore.h"
+#include "peer.h"
 #include "transport.h"
 #include "vocab.h"
 
@@ -44,6 +46,13 @@
  * the core step that sent them: at most one to each queue node.
  */
 #define CIDER_KVS_MAIL		CIDER_QNODES_PER_CN
+/*
+ * Messages from other compute nodes (peer.c) wait here for the shard's
+ * inbox work: a queue node waits for at most a handover and a result, so
+ * two per slot; beyond, a message is dropped and counted (the lease
+ * recovers what it would have done).
+ */
+#define CIDER_KVS_INBOX		(2 * CIDER_KVS_SLOTS)
 #define CIDER_KVS_PICK_BYTES	64	/* of a key, hashed to choose its shard */
 /*
  * Value buffers (a slot's, a request's GET buffer) of a store whose
@@ -98,6 +107,7 @@ struct cider_kvs_stats {
 	u32 wc_seen[64];		/* recent installers (opid + 1), by opid */
 	u64 expired;			/* operations ended by their bound */
 	u64 revived;			/* dead clients given back to the shard */
+	u64 msgs_dropped;		/* summed only: the core's, for queue nodes gone */
 };
 
 struct cider_shard {
@@ -113,6 +123,15 @@ struct cider_shard {
 	struct list_head runq;		/* kslots to resume */
 	struct cider_msg mail[CIDER_KVS_MAIL];	/* to its own agent, a ring: */
 	unsigned int mail_head, mail_len;	/* delivered after the sender returns */
+	/*
+	 * From other compute nodes: a ring under inbox_lock, a leaf lock
+	 * (taken under any shard's lock, never the other way round),
+	 * emptied by inbox_work under the shard's lock.
+	 */
+	spinlock_t inbox_lock;
+	struct cider_msg inbox[CIDER_KVS_INBOX];
+	unsigned int inbox_head, inbox_len;
+	struct work_struct inbox_work;
 	struct list_head posts;		/* batches to submit after the unlock */
 	struct list_head finished;	/* requests to complete after the unlock */
 	struct cider_kvs_stats stats;
@@ -133,7 +152,8 @@ struct cider_kvs {
 	u32 key_max, val_max;		/* the store's limits: the slots' buffers */
 	u32 blk_len;			/* hash: the largest block; array: 0 */
 	unsigned int nr_slots;		/* slots a shard runs (the block budget) */
-	atomic64_t msgs_lost;		/* to other CNs: no CN-to-CN links yet */
+	atomic64_t msgs_lost;		/* to its own queue nodes: the mail ring full */
+	struct cider_peer_sink sink;	/* how other compute nodes reach it (peer.h) */
 	struct cider_kv_pool *pool;	/* its requests */
 	struct cider_shard *shards[];
 };
@@ -167,6 +187,9 @@ void cider_shard_flush(struct cider_shard *sh) __releases(&sh->lock);
 /* kvfabric.c: what the core calls, and the data path's and clock's events */
 extern const struct cider_fabric_ops cider_kvs_fabric_ops;
 enum hrtimer_restart cider_kslot_timer(struct hrtimer *t);
+void cider_shard_inbox_work(struct work_struct *work);
+void cider_kvs_open(struct cider_kvs *kvs);
+void cider_kvs_close(struct cider_kvs *kvs);
 
 #endif
 

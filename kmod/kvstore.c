@@ -127,13 +127,33 @@ static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *s
 		cst->cas_fail += sh->clients[i].st.cas_fail;
 		cst->coords += sh->clients[i].st.coords;
 		cst->corrupt += sh->clients[i].st.corrupt;
+		cst->resets += sh->clients[i].st.resets;
+		cst->self_grants += sh->clients[i].st.self_grants;
 	}
+	t->msgs_dropped += sh->cn.msgs_dropped;
 	spin_unlock_bh(&sh->lock);
+}
+
+/* debugfs mnN: the "peer" line, messages to and from other compute nodes. */
+static void cider_kvs_peer_show(struct seq_file *m, struct cider_peer_stats *ps)
+{
+	static const char *const types[] = { "handover", "exec", "exec_done", "result" };
+	unsigned int i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(types) != ARRAY_SIZE(ps->sent));
+	seq_puts(m, "peer");
+	for (i = 0; i < ARRAY_SIZE(types); i++)
+		seq_printf(m, " sent_%s=%lld", types[i], (long long)atomic64_read(&ps->sent[i]));
+	seq_printf(m, " received=%lld local=%lld unreachable=%lld invalid=%lld stale=%lld full=%lld\n",
+		   (long long)atomic64_read(&ps->received), (long long)atomic64_read(&ps->local),
+		   (long long)atomic64_read(&ps->unreachable),
+		   (long long)atomic64_read(&ps->invalid), (long long)atomic64_read(&ps->stale),
+		   (long long)atomic64_read(&ps->full));
 }
 
 /*
  * debugfs mnN: one "kv" line of key=value counters since attach, summed
- * over the shards (Documentation/kv.rst lists them).
+ * over the shards, and one "peer" line (Documentation/kv.rst lists them).
  */
 void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 {
@@ -159,8 +179,11 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 		   t->verbs[CIDER_V_FAA]);
 	seq_printf(m, " updates=%llu cas_fail=%llu pessimistic=%llu combined=%llu installers=%llu",
 		   t->updates, cst.cas_fail, t->pessimistic, t->combined, t->installers);
-	seq_printf(m, " coordinated=%llu corrupt_blocks=%llu expired=%llu revived=%llu\n",
+	seq_printf(m, " coordinated=%llu corrupt_blocks=%llu expired=%llu revived=%llu",
 		   cst.coords, cst.corrupt, t->expired, t->revived);
+	seq_printf(m, " lock_resets=%llu self_grants=%llu msgs_dropped=%llu\n",
+		   cst.resets, cst.self_grants, t->msgs_dropped);
+	cider_kvs_peer_show(m, &kvs->sink.stats);
 	kfree(t);
 }
 
@@ -300,6 +323,8 @@ static int cider_shard_init(struct cider_kvs *kvs, struct cider_shard *sh, unsig
 	INIT_LIST_HEAD(&sh->runq);
 	INIT_LIST_HEAD(&sh->posts);
 	INIT_LIST_HEAD(&sh->finished);
+	spin_lock_init(&sh->inbox_lock);
+	INIT_WORK(&sh->inbox_work, cider_shard_inbox_work);
 	init_waitqueue_head(&sh->slot_wait);
 	sh->fab.ops = &cider_kvs_fabric_ops;
 	sh->fab.priv = sh;
@@ -385,6 +410,7 @@ static int cider_kvs_create(struct cider_mn *mn)
 	}
 	/* Pairs with the acquire in cider_kvs_of(): kill and unmap see it whole. */
 	cider_mn_set_user(mn, kvs);
+	cider_kvs_open(kvs);
 	return 0;
 }
 
@@ -414,6 +440,7 @@ static void cider_kvs_kill(struct cider_mn *mn, int reason)
 	if (!kvs)
 		return;
 	atomic_cmpxchg(&kvs->dead, 0, reason);
+	cider_kvs_close(kvs);		/* no message from another CN comes in */
 	for (i = 0; i < kvs->nr_shards && kvs->shards[i]; i++) {
 		cider_shard_kill(kvs->shards[i], reason);
 		/*

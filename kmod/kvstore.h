@@ -135,5 +135,6 @@ void cider_kvs_req_show_slot(struct seq_file *m, struct cider_kv_req *r);
 void cider_kvs_show(struct seq_file *m, struct cider_mn *mn);
 /* debugfs: the store's counters as one "kv k=v ..." line (none without a store). */
 void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn);
+int cider_kvs_peer_inject(struct cider_mn *mn, const void *buf, size_t len);
 
 #endif

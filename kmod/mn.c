@@ -68,6 +68,7 @@ static void cider_mn_release(struct kref *ref)
 
 	if (cider_mn_client)
 		cider_mn_client->release(mn);
+	cider_member_free(mn);
 	call_rcu(&mn->rcu, cider_mn_free_rcu);
 }
 
@@ -265,6 +266,7 @@ static void cider_mn_watchdog(struct work_struct *work)
 	for (i = 0; i < mn->nr_chans; i++)
 		if (cider_channel_idle(&mn->chans[i], idle))
 			cider_mn_keepalive(mn, &mn->chans[i]);
+	cider_member_beat(mn);
 	if (READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE)
 		schedule_delayed_work(&mn->watchdog, HZ / 4);
 }
@@ -284,8 +286,11 @@ static void cider_mn_teardown(struct cider_mn *mn, int reason)
 	cancel_delayed_work_sync(&mn->watchdog);
 	cancel_work_sync(&mn->kill_work);
 	mutex_lock(&mn->res_lock);
-	for (i = 0; i < mn->nr_chans; i++)
+	/* The first channel last: it carries the membership's release. */
+	for (i = mn->nr_chans; i-- > 1; )
 		cider_channel_destroy(&mn->chans[i]);
+	cider_member_release(mn);
+	cider_channel_destroy(&mn->chans[0]);
 	mutex_unlock(&mn->res_lock);
 	if (cider_mn_client) {
 		cider_mn_client->kill(mn, READ_ONCE(mn->dead_reason));
@@ -532,6 +537,7 @@ static int cider_mn_probe(struct cider_mn *mn)
 	}
 	ret = cider_mn_probe_atomics(mn);
 	ret = ret ?: cider_mn_probe_sb(mn);
+	ret = ret ?: cider_member_claim(mn);
 	if (!ret && cider_mn_client)
 		ret = cider_mn_client->add(mn);
 	return ret;
@@ -586,7 +592,7 @@ static int cider_mn_bring_up(struct cider_mn *mn, unsigned long timeout)
 	schedule_delayed_work(&mn->watchdog, HZ / 4);
 	ret = cider_mn_probe(mn);
 	/* The probe's verdict on the device or the region stands. */
-	if (ret == -EOPNOTSUPP || ret == -EPROTO || ret == -EINTR)
+	if (ret == -EOPNOTSUPP || ret == -EPROTO || ret == -EINTR || ret == -EADDRINUSE)
 		return ret;
 	ret = ret ?: cider_mn_list(mn);
 	return ret ? cider_mn_attach_lost(mn, ret) : 0;

@@ -11,6 +11,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
+#include "member.h"
 #include "transport.h"
 #include "vocab.h"
 
@@ -36,6 +37,7 @@ struct cider_mn {
 	struct ib_device *ibdev;	/* set once connected */
 	char ibdev_name[IB_DEVICE_NAME_MAX];
 	struct cider_mn_sb sb;		/* as read at attach (core/store.h) */
+	struct cider_member member;	/* our entry in its membership table */
 	void *user;			/* the node client's (cider_mn_set_user()) */
 	u64 base;			/* remote address of offset 0 */
 	u64 size;
@@ -52,6 +54,7 @@ struct cider_mn {
 	struct delayed_work watchdog;
 	struct dentry *debugfs;
 	struct dentry *debugfs_kv;	/* mnN-kv: operations by state */
+	struct dentry *debugfs_peer;	/* mnN-peer: inject a peer message */
 	u16 *chan_of_cpu;		/* [nr_cpu_ids]: every possible CPU */
 	unsigned int nr_chans;
 	struct cider_channel chans[];

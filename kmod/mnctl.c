@@ -97,6 +97,7 @@ static void cider_mn_info_fill(const struct cider_mn *mn, void *arg)
 	mi->store_keys = mn->sb.nr_keys;
 	mi->max_key_len = mn->sb.max_key_len;
 	mi->max_value_len = mn->sb.max_value_len;
+	mi->cn_incarnation = cider_member_incarnation(&mn->member);
 }
 
 long cider_ioctl_mn_info(void __user *uarg, unsigned int cmd)

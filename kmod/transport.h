@@ -70,6 +70,7 @@ struct cider_chan_stats {
 	u64 backlogged;		/* batches that waited for credits */
 	u64 canceled;		/* batches failed after the drain */
 	u64 keepalives;		/* liveness READs of an idle channel */
+	u64 heartbeats;		/* membership heartbeats (member.c): FAA + READ */
 };
 
 struct cider_channel {
@@ -143,6 +144,7 @@ struct cider_batch {
 	void (*release)(struct cider_batch *b);
 	void *priv;		/* the owner's */
 	bool keepalive;		/* a liveness READ (counted apart) */
+	bool heartbeat;		/* a membership heartbeat (counted apart) */
 	struct completion done;	/* for synchronous waiters */
 	void *buf;
 	size_t buf_len;

@@ -24,7 +24,8 @@ _Static_assert(sizeof(struct cider_info) == 784, "cider_info ABI");
 _Static_assert(offsetof(struct cider_info, devices) == 48, "cider_info ABI");
 _Static_assert(sizeof(struct cider_attach) == 88, "cider_attach ABI");
 _Static_assert(sizeof(struct cider_detach) == 24, "cider_detach ABI");
-_Static_assert(sizeof(struct cider_mn_info) == 152, "cider_mn_info ABI");
+_Static_assert(sizeof(struct cider_mn_info) == 160, "cider_mn_info ABI");
+_Static_assert(offsetof(struct cider_mn_info, cn_incarnation) == 152, "cider_mn_info ABI");
 _Static_assert(sizeof(struct cider_raw_op) == 56, "cider_raw_op ABI");
 _Static_assert(sizeof(struct cider_raw_batch) == 40, "cider_raw_batch ABI");
 /* The io_uring command area of a 128-byte SQE is 80 bytes. */
@@ -56,7 +57,7 @@ unsigned long long cider_features(const struct cider_info *info)
 }
 
 static const char *const cider_feature_names[] = {
-	"ext-args", "raw", "kv-array", "kv-hash", "kv-uring",
+	"ext-args", "raw", "kv-array", "kv-hash", "kv-uring", "members",
 };
 
 const char *cider_feature_name(unsigned int bit)
@@ -170,7 +171,10 @@ const char *cider_strerror(int err)
 	case EOPNOTSUPP:
 		return "the RDMA device cannot do what CIDER needs (see the kernel log)";
 	case EPROTO:
-		return "not a CIDER memory node, or another layout version";
+		return "not a CIDER memory node, another layout version, or a store that "
+		       "needs features this module lacks (see the kernel log)";
+	case EADDRINUSE:
+		return "another live compute node holds that cn id on the memory node";
 	case ENOTCONN:
 		return "the memory node was lost or detached";
 	default:

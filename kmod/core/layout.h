@@ -14,27 +14,59 @@
 #include "vocab.h"
 
 #define CIDER_MN_MAGIC		0x314e4d5245444943ULL	/* "CIDERMN1" */
-#define CIDER_LAYOUT_VERSION	3	/* 3: lock records with a ring (store.h) */
+/*
+ * 3: lock records with a ring (store.h); 4: membership entries with a
+ * claim and a heartbeat, the superblock's flags incompatible features.
+ * From 4 on, a change that an older CN cannot serve sets a feature bit
+ * in the superblock's flags instead of a new version.
+ */
+#define CIDER_LAYOUT_VERSION	4
 #define CIDER_MN_ALIGN		4096ULL
 #define CIDER_MN_SB_AREA	4096ULL		/* the superblock's own area */
 #define CIDER_MN_MAX_CNS	256
 #define CIDER_MN_MIN_SIZE	0x100000ULL	/* 1 MiB */
 
-/* One CN's entry in the membership table, claimed by CAS on 'owner'. */
+/*
+ * The superblock's flags: features of the store that a CN must know to
+ * serve it (none yet).  A CN refuses a store with a bit it does not know.
+ */
+#define CIDER_SB_FEATURES	0U
+
+/*
+ * One CN's entry in the membership table, entry cn_id (member.c in the
+ * kernel has the protocol).  'claim' is the CN's incarnation times two,
+ * plus one while that incarnation holds the entry: CAS from a released
+ * or dead claim to the next incarnation, live, takes it.  'heartbeat'
+ * moves (FAA) while the holder lives: a live claim whose heartbeat has
+ * not moved for the superblock's member lease belongs to a dead CN.
+ */
 struct cider_mn_member {
-	u64 owner;		/* 0: free; else cn_id + 1 */
-	u64 incarnation;	/* bumped (FAA) by each new attach of that CN */
-	u8 addr[16];		/* IPv4-mapped IPv6 address for CN-to-CN links */
-	u16 port;
-	u16 family;
+	u64 claim;
+	u64 heartbeat;
+	u8 addr[16];		/* for CN-to-CN links: IPv4-mapped IPv6, or 0 */
+	u16 port;		/* its listener's, host order; 0: none */
+	u16 family;		/* AF_INET6 numbering of the CN's host, or 0 */
 	u32 reserved0;
 	u64 reserved[3];
 };
 
+#define CIDER_CLAIM_LIVE	1ULL
+
+static inline u64 cider_claim_incarnation(u64 claim)
+{
+	return claim >> 1;
+}
+
+/* The claim the next incarnation takes over @claim with. */
+static inline u64 cider_claim_next(u64 claim)
+{
+	return ((claim >> 1) + 1) << 1 | CIDER_CLAIM_LIVE;
+}
+
 struct cider_mn_sb {
 	u64 magic;
 	u32 layout_version;
-	u32 flags;
+	u32 flags;		/* CIDER_SB_FEATURES: what a CN must know */
 	u64 region_size;
 	u64 chunk_size;		/* allocation unit of the data area */
 	u64 member_off;		/* CIDER_MN_MAX_CNS struct cider_mn_member */
@@ -62,7 +94,8 @@ struct cider_mn_sb {
 	u32 max_value_len;
 	u32 lock_qlen;		/* ring entries per lock record (lockqueue.h) */
 	u32 lock_rec;		/* bytes per lock record: 16 + 8 * lock_qlen */
-	u64 reserved[5];
+	u64 member_lease_ns;	/* a heartbeat this still is a dead CN's */
+	u64 reserved[4];
 };
 
 /* cider_mn_sb.index and .mode: the lists of vocab.h. */

@@ -80,6 +80,15 @@ static const char *cider_store_resolve(struct cider_store_params *p)
 	if (p->lock_qlen < CIDER_LQ_MIN_QLEN || p->lock_qlen > CIDER_LQ_MAX_QLEN ||
 	    (p->lock_qlen & (p->lock_qlen - 1)))
 		return "lock queue length must be a power of two from 2 to 128";
+	if (!p->member_lease_ns)
+		p->member_lease_ns = CIDER_STORE_MEMBER_LEASE_NS;
+	if (p->member_lease_ns < CIDER_STORE_MIN_MEMBER_LEASE_NS ||
+	    p->member_lease_ns > CIDER_STORE_MAX_MEMBER_LEASE_NS)
+		return "member lease must be from 1 s to 10 min";
+	if (p->member_lease_ns < p->lease_ns)
+		return "member lease must be at least the lease";
+	if (p->features & ~CIDER_SB_FEATURES)
+		return "store needs features this code does not know";
 	return NULL;
 }
 
@@ -121,6 +130,7 @@ const char *cider_store_format(struct cider_mn_sb *sb, const struct cider_store_
 	memset(sb, 0, sizeof(*sb));
 	sb->magic = CIDER_MN_MAGIC;
 	sb->layout_version = CIDER_LAYOUT_VERSION;
+	sb->flags = p.features;
 	sb->region_size = p.region_size;
 	sb->chunk_size = p.chunk_size;
 	sb->index = p.index;
@@ -129,6 +139,7 @@ const char *cider_store_format(struct cider_mn_sb *sb, const struct cider_store_
 	sb->lease_ns = p.lease_ns;
 	sb->grace_ns = p.grace_ns;
 	sb->lock_qlen = p.lock_qlen;
+	sb->member_lease_ns = p.member_lease_ns;
 	sb->member_off = off;
 	sb->member_size = cider_align(CIDER_MN_MAX_CNS * sizeof(struct cider_mn_member), a);
 	off += sb->member_size;
@@ -162,6 +173,7 @@ const char *cider_store_check(const struct cider_mn_sb *sb, u64 region_size)
 		.region_size = sb->region_size, .chunk_size = sb->chunk_size,
 		.nr_keys = sb->nr_keys, .lease_ns = sb->lease_ns, .grace_ns = sb->grace_ns,
 		.index = sb->index, .mode = sb->mode, .lock_qlen = sb->lock_qlen,
+		.member_lease_ns = sb->member_lease_ns, .features = sb->flags,
 	};
 	struct cider_mn_sb want, got;
 	const char *why;
@@ -170,10 +182,13 @@ const char *cider_store_check(const struct cider_mn_sb *sb, u64 region_size)
 		return "not a CIDER memory node (bad magic)";
 	if (sb->layout_version != CIDER_LAYOUT_VERSION)
 		return "another layout version";
+	if (sb->flags & ~CIDER_SB_FEATURES)
+		return "store needs features this module lacks (a newer release formatted it)";
 	if (sb->region_size != region_size)
 		return "superblock and connection disagree on the region size";
 	/* A zero here would pick a default and hide a corrupt superblock. */
-	if (!p.chunk_size || !p.nr_keys || !p.lease_ns || !p.grace_ns || !p.lock_qlen)
+	if (!p.chunk_size || !p.nr_keys || !p.lease_ns || !p.grace_ns || !p.lock_qlen ||
+	    !p.member_lease_ns)
 		return "superblock lacks a store parameter";
 	why = cider_store_format(&want, &p);
 	if (why)

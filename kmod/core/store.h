@@ -24,6 +24,8 @@ struct cider_store_params {
 	u32 index;		/* CIDER_SB_INDEX_* */
 	u32 mode;		/* CIDER_SB_MODE_* */
 	u32 lock_qlen;		/* 0: CIDER_STORE_LOCK_QLEN */
+	u64 member_lease_ns;	/* 0: CIDER_STORE_MEMBER_LEASE_NS */
+	u32 features;		/* CIDER_SB_FEATURES bits */
 };
 
 #define CIDER_STORE_MAX_REGION	(64ULL << 40)	/* hash slots address 64 TiB */
@@ -51,6 +53,15 @@ struct cider_store_params {
  * of two from 2 to 128.
  */
 #define CIDER_STORE_LOCK_QLEN	8
+/*
+ * 2 s: a CN's heartbeat moves every quarter of it (its node watchdog's
+ * tick, 250 ms in cider.ko, or slower on a loaded CN), and under the test
+ * VM's emulation a CN can stall for a second.  Only a CN reclaiming its
+ * own id after a crash waits this long.
+ */
+#define CIDER_STORE_MEMBER_LEASE_NS	2000000000ULL
+#define CIDER_STORE_MIN_MEMBER_LEASE_NS	1000000000ULL	/* 4 watchdog ticks */
+#define CIDER_STORE_MAX_MEMBER_LEASE_NS	600000000000ULL	/* 10 min */
 
 /*
  * Lay out a store into @sb (not written anywhere yet).  Returns NULL, or

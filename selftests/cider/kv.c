@@ -1087,12 +1087,15 @@ static void *flood_run(void *arg)
  * CASes collide, UPDATEs escalate into the lock queue and wait there
  * behind another CN's; in cider mode one that gets the lock after waiting
  * coordinates: it READs the lock's whole record (header and ring) to
- * combine with whoever queued behind it.  Messages between CNs are lost
- * until CN-to-CN links exist: the lease recovers and the waiter starts
- * over (kv.rst), so with the node healthy every PUT succeeds, none ends
- * with its outcome unknown (ECOMM: what a failed verb of a queued UPDATE
- * gives).  In cider mode some UPDATE coordinated, within a bounded number
- * of rounds (under TCG collisions come by chance: in the first few).
+ * combine with whoever queued behind it.  The lock passes from CN to CN
+ * by message (the peer layer's shortcut between attaches of one kernel,
+ * through the wire format): every message sent reaches its addressee,
+ * none is unreachable, malformed, stale or lost to a full inbox, and in
+ * the lock-queue modes handovers cross CNs.  With the node healthy every
+ * PUT succeeds, none ends with its outcome unknown (ECOMM: what a failed
+ * verb of a queued UPDATE gives).  In cider mode some UPDATE coordinated,
+ * within a bounded number of rounds (under TCG collisions come by chance:
+ * in the first few).
  *
  * The lock queue (mcs, cider) bounds every wait; the CAS loops of caslock
  * and osync do not, and on the debug kernel 48 PUTs on one key can starve
@@ -1101,13 +1104,40 @@ static void *flood_run(void *arg)
  */
 #define CNS 3
 
+static const char *const peer_counters[] = {
+	"sent_handover", "sent_exec", "sent_exec_done", "sent_result", "received", "local",
+	"unreachable", "invalid", "stale", "full", "lock_resets",
+};
+
+enum { P_HANDOVER, P_EXEC, P_EXEC_DONE, P_RESULT, P_RECEIVED, P_LOCAL, P_UNREACHABLE,
+       P_INVALID, P_STALE, P_FULL, P_RESETS, P_NR };
+
+/* The peer counters of @cns stores, summed: 0, or -1 if one is missing. */
+static int peer_sum(const struct cider_attach *at, unsigned int cns, long long *sum)
+{
+	unsigned int i, j;
+	long long v;
+
+	for (j = 0; j < P_NR; j++)
+		sum[j] = 0;
+	for (i = 0; i < cns; i++) {
+		for (j = 0; j < P_NR; j++) {
+			v = kv_counter(at[i].mn_id, peer_counters[j]);
+			if (v < 0)
+				return -1;
+			sum[j] += v;
+		}
+	}
+	return 0;
+}
+
 TEST_F_TIMEOUT(kv, updates_queued_behind_another_cn_coordinate, 300)
 {
 	bool cider = !strcmp(variant->mode, "cider");
 	bool bounded = cider || !strcmp(variant->mode, "mcs");
 	unsigned int i, round, ecomm = 0;
 	struct cider_attach at[CNS];
-	long long coords = 0, c0[CNS], e0[CNS];
+	long long coords = 0, c0[CNS], e0[CNS], p[P_NR];
 	struct flood f[CNS];
 	pthread_t t[CNS];
 
@@ -1151,6 +1181,17 @@ TEST_F_TIMEOUT(kv, updates_queued_behind_another_cn_coordinate, 300)
 		EXPECT_LT(0, coords);
 	} else {
 		EXPECT_EQ(0, coords);
+	}
+	ASSERT_EQ(0, peer_sum(at, CNS, p));
+	TH_LOG("peer: %lld handovers, %lld exec, %lld exec_done, %lld results; %lld received, %lld locks reset",
+	       p[P_HANDOVER], p[P_EXEC], p[P_EXEC_DONE], p[P_RESULT], p[P_RECEIVED], p[P_RESETS]);
+	EXPECT_EQ(p[P_HANDOVER] + p[P_EXEC] + p[P_EXEC_DONE] + p[P_RESULT], p[P_LOCAL]);
+	EXPECT_EQ(p[P_LOCAL], p[P_RECEIVED]);
+	EXPECT_EQ(0, p[P_UNREACHABLE] + p[P_INVALID] + p[P_STALE] + p[P_FULL]);
+	if (bounded) {
+		EXPECT_LT(0, p[P_HANDOVER]);	/* the lock passed between CNs */
+	} else {
+		EXPECT_EQ(0, p[P_LOCAL]);	/* no lock queue, no message */
 	}
 	for (i = 1; i < CNS; i++)
 		EXPECT_EQ(0, cider_detach(self->fd, at[i].mn_id));

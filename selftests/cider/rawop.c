@@ -569,7 +569,7 @@ TEST_F(mn, every_structure_grows_by_the_rules)
 
 	NEED_MN();
 	ASSERT_EQ(CIDER_ATTACH_SIZE_VER0, sizeof(at));
-	ASSERT_EQ(CIDER_MN_INFO_SIZE_VER0, sizeof(mi));
+	ASSERT_EQ(CIDER_MN_INFO_SIZE_VER0 + 8, sizeof(mi));	/* + cn_incarnation */
 	ASSERT_EQ(CIDER_RAW_BATCH_SIZE_VER0, sizeof(rb));
 	ASSERT_EQ(CIDER_DETACH_SIZE_VER0, sizeof(dt));
 
@@ -579,8 +579,15 @@ TEST_F(mn, every_structure_grows_by_the_rules)
 	ASSERT_EQ(self->at.mn_id, mi.mn_id);
 	ASSERT_EQ(CIDER_MN_LIVE, mi.state);
 	ASSERT_STREQ("rxe0", mi.ibdev);
+	ASSERT_NE(0, mi.cn_incarnation);
 	ASSERT_EQ(-E2BIG, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k + 8, true));
-	ASSERT_EQ(-EINVAL, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k - 8, false));
+	/* A caller from before cn_incarnation gets what it knows. */
+	mi.cn_incarnation = 0;
+	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k - 8, false));
+	ASSERT_EQ(k - 8, mi.size);
+	ASSERT_EQ(CIDER_MN_LIVE, mi.state);
+	ASSERT_EQ(0, mi.cn_incarnation);
+	ASSERT_EQ(-EINVAL, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k - 16, false));
 
 	k = sizeof(rb);
 	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_RAW, &rb, k, k + 8, false));
@@ -706,7 +713,7 @@ static __u64 stat_total(const char *key, unsigned int mn)
 
 TEST_F(mn, counters_show_verbs_and_one_doorbell_per_batch)
 {
-	__u64 db, wrs, rd, wr, cas, faa, ka, buf[3];
+	__u64 db, wrs, rd, wr, cas, faa, ka, hb, buf[3];
 	struct cider_raw_op op[7];
 	unsigned int i;
 
@@ -718,8 +725,12 @@ TEST_F(mn, counters_show_verbs_and_one_doorbell_per_batch)
 	wr = stat_total("write", self->at.mn_id);
 	cas = stat_total("cas", self->at.mn_id);
 	faa = stat_total("faa", self->at.mn_id);
-	/* An idle channel's keep-alive READs count too: take them out. */
+	/*
+	 * An idle channel's keep-alive READs count too, and the membership
+	 * heartbeat's FAA and READ (kmod/member.c): take them out.
+	 */
 	ka = stat_total("keepalives", self->at.mn_id);
+	hb = stat_total("heartbeats", self->at.mn_id);
 	for (i = 0; i < 3; i++)
 		op[i] = op_rw(CIDER_RAW_READ, self->scratch, &buf[i], 8);
 	op[3] = op_rw(CIDER_RAW_WRITE, self->scratch, &buf[0], 8);
@@ -728,12 +739,13 @@ TEST_F(mn, counters_show_verbs_and_one_doorbell_per_batch)
 	op[6] = op_faa(self->scratch + 8, 1);
 	ASSERT_EQ(0, cider_raw(self->fd, self->at.mn_id, op, 7));
 	ka = stat_total("keepalives", self->at.mn_id) - ka;
-	EXPECT_EQ(db + 1 + ka, stat_total("doorbells", self->at.mn_id));
-	EXPECT_EQ(wrs + 7 + ka, stat_total("wrs", self->at.mn_id));
-	EXPECT_EQ(rd + 3 + ka, stat_total("read", self->at.mn_id));
+	hb = stat_total("heartbeats", self->at.mn_id) - hb;
+	EXPECT_EQ(db + 1 + ka + hb, stat_total("doorbells", self->at.mn_id));
+	EXPECT_EQ(wrs + 7 + ka + 2 * hb, stat_total("wrs", self->at.mn_id));
+	EXPECT_EQ(rd + 3 + ka + hb, stat_total("read", self->at.mn_id));
 	EXPECT_EQ(wr + 2, stat_total("write", self->at.mn_id));
 	EXPECT_EQ(cas + 1, stat_total("cas", self->at.mn_id));
-	EXPECT_EQ(faa + 1, stat_total("faa", self->at.mn_id));
+	EXPECT_EQ(faa + 1 + hb, stat_total("faa", self->at.mn_id));
 }
 
 /*

@@ -8,7 +8,10 @@
  * at random depths, with random key and value sizes up to the store's
  * limits; the driver kills workers with SIGKILL mid-operation (and
  * starts others) and now and then detaches the store and attaches it
- * again.  Every operation is recorded before it is invoked, in memory
+ * again.  The store is attached twice, as compute nodes 7 and 8, and
+ * every operation goes to one of the two at random: locks pass between
+ * the two compute nodes by message (kmod/peer.c), and one history holds
+ * both (one guest, one clock).  Every operation is recorded before it is invoked, in memory
  * the driver shares, so that a killed worker's operations stay in the
  * history as pending.  A phase fails on any operation that outlived its
  * bound (2 x op_timeout_ms + 10 leases, and a second), any ETIMEDOUT in
@@ -39,6 +42,7 @@
 #include "cider.h"
 #include "cider-uring.h"
 #include "memd.h"
+#include "sysfs.h"
 
 #define MAX_RECS	200000		/* operations recorded per phase */
 #define MAX_KEYS	8
@@ -47,6 +51,7 @@
 #define MAX_DEPTH	8
 #define LEASE_MS	50		/* cider-memd's default */
 #define HASH_VALUE_MAX	65536
+#define CNS		2		/* attaches of the store: compute nodes 7, 8 */
 
 enum { R_FREE, R_PENDING, R_DONE };
 
@@ -64,7 +69,7 @@ struct rec {
 };
 
 struct shared {
-	_Atomic unsigned int store;	/* the store's id, + 1; 0: detached */
+	_Atomic unsigned int store[CNS];	/* each attach's id, + 1; 0: detached */
 	_Atomic int stop;
 	_Atomic unsigned int next_client;
 	_Atomic unsigned int nrec;
@@ -234,7 +239,7 @@ static void *run_sync(struct worker_thread *w)
 	long ret;
 
 	while (!atomic_load(&sh->stop) && (r = rec_new(client, &s, w->nkeys))) {
-		unsigned int store = atomic_load(&sh->store);
+		unsigned int store = atomic_load(&sh->store[below(&s, CNS)]);
 
 		op_prepare(r, &b);
 		if (!store) {
@@ -269,7 +274,7 @@ static void *run_uring(struct worker_thread *w)
 		return run_sync(w);
 	for (;;) {
 		for (i = 0; i < w->depth && !atomic_load(&sh->stop); i++) {
-			unsigned int store = atomic_load(&sh->store);
+			unsigned int store = atomic_load(&sh->store[below(&s, CNS)]);
 			struct io_uring_sqe *sqe;
 			struct rec *r;
 
@@ -360,16 +365,32 @@ static pid_t spawn(uint64_t *s, unsigned int nkeys)
 struct tally {
 	unsigned int killed, detaches, pending, bad, over_bound, timedout, put_refused;
 	uint64_t max_ns;
+	long long handovers;		/* of locks, from one compute node to the other */
 };
 
-static int attach(int fd, const struct memd *m)
+/* Attach compute node @i (cn 7 + @i) to the phase's store. */
+static int attach(int fd, const struct memd *m, unsigned int i)
 {
 	struct cider_attach at;
-	int ret = cider_attach(fd, m->addr, 7, 0, &at);
+	int ret = cider_attach(fd, m->addr, 7 + i, 0, &at);
 
 	if (!ret)
-		atomic_store(&sh->store, at.mn_id + 1);
+		atomic_store(&sh->store[i], at.mn_id + 1);
 	return ret;
+}
+
+/* Detach compute node @i, counting the handovers its store sent. */
+static void detach(int fd, unsigned int i, struct tally *t)
+{
+	unsigned int store = atomic_exchange(&sh->store[i], 0);
+	long long n;
+
+	if (!store)
+		return;
+	n = kv_counter(store - 1, "sent_handover");
+	if (n > 0)
+		t->handovers += n;
+	cider_detach(fd, store - 1);
 }
 
 /* The phase's chaos: kill a worker now and then, detach and attach. */
@@ -389,12 +410,10 @@ static void drive(int fd, const struct memd *m, pid_t *pids, unsigned int nprocs
 			t->killed++;
 		}
 		if (below(s, 12) == 0) {
-			unsigned int store = atomic_exchange(&sh->store, 0);
-
-			if (store)
-				cider_detach(fd, store - 1);
+			i = below(s, CNS);
+			detach(fd, i, t);
 			usleep(below(s, 300000));
-			if (attach(fd, m))
+			if (attach(fd, m, i))
 				printf("# attach again failed\n");
 			t->detaches++;
 		}
@@ -530,7 +549,8 @@ static int run_phase(unsigned int no, const struct phase *p, double secs, unsign
 	cur = p;
 	memset(sh, 0, sizeof(*sh));
 	fd = cider_open();
-	if (fd < 0 || memd_start_store(&m, p->hash ? "32M" : "4M", port, store) || attach(fd, &m)) {
+	if (fd < 0 || memd_start_store(&m, p->hash ? "32M" : "4M", port, store) ||
+	    attach(fd, &m, 0) || attach(fd, &m, 1)) {
 		printf("not ok %u phase %u: %s/%s: no store to soak (cider-memd log %s)\n", no, no,
 		       p->mode, p->hash ? "hash" : "array", m.log);
 		return 1;
@@ -543,9 +563,8 @@ static int run_phase(unsigned int no, const struct phase *p, double secs, unsign
 	/* Every operation ends within its bound: so does every worker. */
 	for (i = 0; i < nprocs; i++)
 		waitpid(pids[i], NULL, 0);
-	i = atomic_load(&sh->store);
-	if (i)
-		cider_detach(fd, i - 1);
+	for (i = 0; i < CNS; i++)
+		detach(fd, i, &t);
 	close(fd);
 	memd_stop(&m, SIGTERM);
 	/* In the results share, so that a failing phase's history survives. */
@@ -558,10 +577,10 @@ static int run_phase(unsigned int no, const struct phase *p, double secs, unsign
 	 */
 	ok = !lin && !t.bad && !t.over_bound && !t.put_refused &&
 	     (!t.timedout || !strcmp(p->mode, "caslock") || !strcmp(p->mode, "osync"));
-	printf("%s %u phase %u: %s/%s, %u keys, %u processes: %u operations (%u pending), %u killed, %u detaches, longest %.1f ms%s%s%s%s%s\n",
+	printf("%s %u phase %u: %s/%s, %u keys, %u processes, %u CNs: %u operations (%u pending), %u killed, %u detaches, %lld handovers between CNs, longest %.1f ms%s%s%s%s%s\n",
 	       ok ? "ok" : "not ok", no, no, p->mode, p->hash ? "hash" : "array", p->nkeys, nprocs,
-	       atomic_load(&sh->nrec) > MAX_RECS ? MAX_RECS : atomic_load(&sh->nrec), t.pending,
-	       t.killed, t.detaches, t.max_ns / 1e6, lin_verdict(lin),
+	       CNS, atomic_load(&sh->nrec) > MAX_RECS ? MAX_RECS : atomic_load(&sh->nrec),
+	       t.pending, t.killed, t.detaches, t.handovers, t.max_ns / 1e6, lin_verdict(lin),
 	       t.bad ? ", GETs returned bytes nobody wrote" : "",
 	       t.over_bound ? ", operations outlived their bound" : "",
 	       t.put_refused ? ", PUTs ended ENOENT or EEXIST" : "",

@@ -103,7 +103,8 @@ static void usage(FILE *f)
 "SYNOPSIS\n"
 "    cider-memd --listen ADDR:PORT [--size SIZE] [--index hash|array]\n"
 "               [--keys N] [--mode osync|caslock|mcs|cider] [--lease-ms MS]\n"
-"               [--grace-us US] [--lock-queue N] [--chunk SIZE]\n"
+"               [--grace-us US] [--lock-queue N] [--member-lease-ms MS]\n"
+"               [--chunk SIZE]\n"
 "               [--hugepages auto|always|never]\n"
 "               [--verbose]\n"
 "    cider-memd --dry-run [--size SIZE] [store options]\n"
@@ -145,6 +146,10 @@ static void usage(FILE *f)
 "                             before later ones poll for room: a power of\n"
 "                             two from 2 to 128 (default 8; at least the\n"
 "                             compute nodes that contend for a key)\n"
+"        --member-lease-ms MS how long a compute node's heartbeat in the\n"
+"                             membership table may stand still before its\n"
+"                             id may be taken over (1000..600000, default\n"
+"                             2000)\n"
 "    -c, --chunk SIZE         allocation chunk of the data area (default 1M\n"
 "                             for hash, which must hold a 128 KiB block;\n"
 "                             64K for array)\n"
@@ -576,6 +581,13 @@ static int parse_store_arg(int c, const char *arg)
 		}
 		fprintf(stderr, "cider-memd: bad --lock-queue '%s'\n", arg);
 		return 2;
+	case 'M':
+		if (parse_count(arg, CIDER_STORE_MAX_MEMBER_LEASE_NS / 1000000, &v)) {
+			p->member_lease_ns = v * 1000000;
+			return 0;
+		}
+		fprintf(stderr, "cider-memd: bad --member-lease-ms '%s'\n", arg);
+		return 2;
 	case 'c':
 		if (parse_size(arg, &v) && v) {
 			p->chunk_size = v;
@@ -597,8 +609,10 @@ static void print_format(FILE *f)
 		(uint64_t)sb.lease_ns / 1000000, (uint64_t)sb.grace_ns / 1000);
 	fprintf(f, "region: %" PRIu64 " bytes, layout version %u\n",
 		(uint64_t)sb.region_size, sb.layout_version);
-	fprintf(f, "  members at %#10" PRIx64 ", %" PRIu64 " bytes\n",
-		(uint64_t)sb.member_off, (uint64_t)sb.member_size);
+	fprintf(f, "  members at %#10" PRIx64 ", %" PRIu64 " bytes (%d compute nodes, "
+		"member lease %" PRIu64 " ms)\n", (uint64_t)sb.member_off,
+		(uint64_t)sb.member_size, CIDER_MN_MAX_CNS,
+		(uint64_t)sb.member_lease_ns / 1000000);
 	fprintf(f, "  index   at %#10" PRIx64 ", %" PRIu64 " bytes",
 		(uint64_t)sb.index_off, (uint64_t)sb.index_size);
 	if (sb.index == CIDER_SB_INDEX_HASH)
@@ -625,6 +639,7 @@ static int parse_args(int argc, char **argv)
 		{ "lease-ms", required_argument, NULL, 'L' },
 		{ "grace-us", required_argument, NULL, 'G' },
 		{ "lock-queue", required_argument, NULL, 'Q' },
+		{ "member-lease-ms", required_argument, NULL, 'M' },
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "hugepages", required_argument, NULL, 'H' },
 		{ "dry-run", no_argument, NULL, 'n' },

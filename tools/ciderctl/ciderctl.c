@@ -243,11 +243,20 @@ static const char *store_mode_name(unsigned int m)
 	return m < sizeof(names) / sizeof(names[0]) ? names[m] : "?";
 }
 
+/* " (incarnation N)", or nothing from a module that does not say. */
+static const char *incarnation_str(const struct cider_mn_info *mi, char *buf, size_t len)
+{
+	if (!mi->cn_incarnation)
+		return "";
+	snprintf(buf, len, " (incarnation %llu)", (unsigned long long)mi->cn_incarnation);
+	return buf;
+}
+
 static int cmd_status(int fd, int argc, char **argv)
 {
 	struct cider_mn_info mi;
 	unsigned int id = 0, n = 0;
-	char addr[64];
+	char addr[64], inc[40];
 	int ret;
 
 	(void)argv;
@@ -264,8 +273,9 @@ static int cmd_status(int fd, int argc, char **argv)
 		cider_format_addr(mi.family, mi.addr, mi.port, addr, sizeof(addr));
 		if (json) {
 			printf("%s{\"mn\":%u,\"addr\":\"%s\",\"state\":\"%s\",\"reason\":%d,"
-			       "\"cn\":%u,\"dev\":", n ? "," : "", mi.mn_id, addr,
-			       live ? "live" : "dead", mi.dead_reason, mi.cn_id);
+			       "\"cn\":%u,\"incarnation\":%llu,\"dev\":", n ? "," : "", mi.mn_id,
+			       addr, live ? "live" : "dead", mi.dead_reason, mi.cn_id,
+			       (unsigned long long)mi.cn_incarnation);
 			json_str(mi.ibdev);
 			printf(",\"channels\":%u,\"region_size\":%llu,\"layout\":%u,"
 			       "\"store\":{\"index\":\"%s\",\"mode\":\"%s\",\"keys\":%llu,"
@@ -275,12 +285,13 @@ static int cmd_status(int fd, int argc, char **argv)
 			       store_mode_name(mi.store_mode),
 			       (unsigned long long)mi.store_keys, mi.max_key_len, mi.max_value_len);
 		} else {
-			printf("mn%u: %s %s%s%s%s cn %u dev %s channels %u region %llu layout %u\n"
+			printf("mn%u: %s %s%s%s%s cn %u%s dev %s channels %u region %llu layout %u\n"
 			       "     store: %s index, %s mode, %llu keys\n",
 			       mi.mn_id, addr, live ? "live" : "dead",
 			       live ? "" : " (", live ? "" : strerror(-mi.dead_reason),
 			       live ? "" : ")",
-			       mi.cn_id, mi.ibdev, mi.nr_channels,
+			       mi.cn_id, incarnation_str(&mi, inc, sizeof(inc)), mi.ibdev,
+			       mi.nr_channels,
 			       (unsigned long long)mi.region_size, mi.layout_version,
 			       store_index_name(mi.store_index), store_mode_name(mi.store_mode),
 			       (unsigned long long)mi.store_keys);

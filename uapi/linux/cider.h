@@ -82,6 +82,12 @@ struct cider_ibdev_info {
 #define CIDER_FEAT_KV_ARRAY	_BITULL(2) /* KV on CIDER_STORE_ARRAY stores */
 #define CIDER_FEAT_KV_HASH	_BITULL(3) /* KV on CIDER_STORE_HASH stores */
 #define CIDER_FEAT_KV_URING	_BITULL(4) /* CIDER_IOC_KV through io_uring */
+/*
+ * Attach claims cn_id in the memory node's membership table: a second
+ * live compute node with that id is refused (EADDRINUSE), and MN_INFO
+ * reports the incarnation (cn_incarnation).
+ */
+#define CIDER_FEAT_MEMBERS	_BITULL(5)
 #define CIDER_FEAT_V0		(CIDER_FEAT_RAW | CIDER_FEAT_KV_ARRAY | \
 				 CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING)
 
@@ -118,9 +124,14 @@ struct cider_info {
  *   EINVAL bad field; EPERM no CAP_SYS_ADMIN; ETIMEDOUT no answer in time;
  *   ECONNREFUSED rejected; EHOSTUNREACH no route; EOPNOTSUPP the RDMA
  *   device cannot do what CIDER needs (named in the kernel log); EPROTO
- *   not a CIDER memory node or another layout version; ENOMEM out of
- *   memory, or ENOBUFS when the network stack ran out of it resolving the
- *   node's address (a route or neighbour entry, in the calling thread).
+ *   not a CIDER memory node, another layout version, or a store that
+ *   needs features this module lacks; EADDRINUSE another live compute
+ *   node holds cn_id in the node's membership table (CIDER_FEAT_MEMBERS:
+ *   when the entry shows a holder, the attach first waits the store's
+ *   member lease, 2 s by default, to tell a dead holder from a live one);
+ *   EINTR a fatal signal meanwhile; ENOMEM out of memory, or ENOBUFS when
+ *   the network stack ran out of it resolving the node's address (a route
+ *   or neighbour entry, in the calling thread).
  */
 #define CIDER_MAX_CN_ID		255
 #define CIDER_ATTACH_TIMEOUT_MS	5000	/* when timeout_ms is 0 */
@@ -191,6 +202,8 @@ struct cider_mn_info {
 	__u32 max_key_len;		/* out: bytes */
 	__u32 max_value_len;		/* out: bytes */
 	__u64 reserved[1];
+	/* CIDER_FEAT_MEMBERS */
+	__u64 cn_incarnation;		/* out: this attach's, from 1 (0: unknown) */
 };
 
 #define CIDER_MN_INFO_SIZE_VER0	152

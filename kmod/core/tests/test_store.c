@@ -190,8 +190,48 @@ TEST(attach_refuses_what_it_would_not_lay_out_the_same)
 	CORRUPT(lock_rec, 16);
 	CORRUPT(grace_ns, sb.lease_ns);
 	CORRUPT(max_value_len, 1 << 20);
-	CORRUPT(reserved[4], 1);
+	CORRUPT(reserved[3], 1);
+	CORRUPT(member_lease_ns, 0);
+	CORRUPT(member_lease_ns, CIDER_STORE_MAX_MEMBER_LEASE_NS + 1);
+	CORRUPT(flags, 1);			/* a feature this code does not know */
 #undef CORRUPT
+}
+
+TEST(member_lease_is_checked_and_recorded)
+{
+	struct cider_store_params p = {
+		.region_size = 16ULL << 20, .index = CIDER_SB_INDEX_ARRAY,
+		.mode = CIDER_SB_MODE_MCS, .nr_keys = 1000,
+	};
+	struct cider_mn_sb sb;
+
+	ASSERT_EQ(NULL, cider_store_format(&sb, &p));
+	EXPECT_EQ(CIDER_STORE_MEMBER_LEASE_NS, sb.member_lease_ns);
+	EXPECT_EQ(0, sb.flags);
+	p.member_lease_ns = 5000000000ULL;
+	ASSERT_EQ(NULL, cider_store_format(&sb, &p));
+	EXPECT_EQ(5000000000ULL, sb.member_lease_ns);
+	ASSERT_EQ(NULL, cider_store_check(&sb, p.region_size));
+	p.member_lease_ns = CIDER_STORE_MIN_MEMBER_LEASE_NS - 1;
+	EXPECT_NE(NULL, cider_store_format(&sb, &p));
+	p.member_lease_ns = CIDER_STORE_MAX_MEMBER_LEASE_NS + 1;
+	EXPECT_NE(NULL, cider_store_format(&sb, &p));
+	/* The holder's locks are recovered by the time its id is. */
+	p.member_lease_ns = 0;
+	p.lease_ns = 5 * CIDER_STORE_MEMBER_LEASE_NS;
+	EXPECT_NE(NULL, cider_store_format(&sb, &p));
+	p.lease_ns = 0;
+	p.features = 1;
+	EXPECT_NE(NULL, cider_store_format(&sb, &p));
+}
+
+TEST(claims_count_incarnations)
+{
+	EXPECT_EQ(3, cider_claim_next(0));
+	EXPECT_EQ(1, cider_claim_incarnation(cider_claim_next(0)));
+	EXPECT_EQ(5, cider_claim_next(3));		/* a live claim taken over */
+	EXPECT_EQ(5, cider_claim_next(2));		/* a released one taken */
+	EXPECT_EQ(2, cider_claim_incarnation(5));
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A compute node's entry in its memory node's membership table: claimed
+ * at attach, kept alive by a heartbeat, released at detach (member.c).
+ */
+#ifndef _CIDER_MEMBER_H
+#define _CIDER_MEMBER_H
+
+#include <linux/atomic.h>
+#include <linux/types.h>
+
+struct cider_batch;
+struct cider_mn;
+
+struct cider_member {
+	u64 claim;			/* ours (layout.h); 0 until claimed */
+	bool released;			/* given back (or given up) at teardown */
+	struct cider_batch *hb;		/* the heartbeat: FAA, then READ the claim */
+	atomic_t hb_busy;		/* a heartbeat is out */
+	atomic64_t beats;		/* heartbeats that came back ours */
+	u64 waited_ms;			/* the claim waited out a dead holder */
+};
+
+int cider_member_claim(struct cider_mn *mn);
+void cider_member_beat(struct cider_mn *mn);
+void cider_member_release(struct cider_mn *mn);
+void cider_member_free(struct cider_mn *mn);
+
+static inline u64 cider_member_incarnation(const struct cider_member *m)
+{
+	return m->claim >> 1;
+}
+
+#endif

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Messages between compute nodes of one store (peer.h).
+ *
+ * Every message crosses the wire format, whatever its way: encoded by
+ * the sender, validated and decoded by the receiver (magic, version,
+ * length, type, result, addressee's id and incarnation), so that a
+ * malformed, misaddressed or stale message is counted and dropped, never
+ * trusted.  A store of this kernel is found in the registry of stores
+ * (the local shortcut: two attaches of one store in one kernel are two
+ * compute nodes, and talk through the same code).  A peer that is not
+ * reachable costs nothing but the message: the lock's lease recovers
+ * what the message would have done (Documentation/kv.rst).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mutex.h>
+#include <linux/rculist.h>
+#include <linux/socket.h>
+
+#include "mn.h"
+#include "peer.h"
+
+static_assert(sizeof(struct cider_peer_wire) == 72);	/* selftests/cider/peer.c mirrors it */
+
+/* Every registered store of this kernel; readers under RCU. */
+static LIST_HEAD(cider_peer_sinks);
+static DEFINE_MUTEX(cider_peer_sinks_lock);
+
+void cider_peer_register(struct cider_peer_sink *sink)
+{
+	mutex_lock(&cider_peer_sinks_lock);
+	WRITE_ONCE(sink->live, true);
+	list_add_tail_rcu(&sink->node, &cider_peer_sinks);
+	mutex_unlock(&cider_peer_sinks_lock);
+}
+
+void cider_peer_unregister(struct cider_peer_sink *sink)
+{
+	mutex_lock(&cider_peer_sinks_lock);
+	if (sink->live)
+		list_del_rcu(&sink->node);
+	WRITE_ONCE(sink->live, false);
+	mutex_unlock(&cider_peer_sinks_lock);
+	/* Every sender that found it has left ->deliver. */
+	synchronize_rcu();
+}
+
+/* Are @a and @b attaches of the same memory node's region? */
+static bool cider_peer_same_store(const struct cider_mn *a, const struct cider_mn *b)
+{
+	return a->base == b->base && a->rkey == b->rkey &&
+	       !memcmp(&a->addr, &b->addr, sizeof(a->addr));
+}
+
+/* The store of compute node @cn_id that shares @from's; under RCU. */
+static struct cider_peer_sink *cider_peer_find(const struct cider_peer_sink *from, u32 cn_id)
+{
+	struct cider_peer_sink *s;
+
+	list_for_each_entry_rcu(s, &cider_peer_sinks, node)
+		if (s->cn_id == cn_id && cider_peer_same_store(s->mn, from->mn))
+			return s;
+	return NULL;
+}
+
+void cider_peer_encode(const struct cider_peer_sink *from, u64 to_inc, u32 to_cn,
+		       const struct cider_msg *m, struct cider_peer_wire *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->magic = cpu_to_le16(CIDER_PEER_MAGIC);
+	w->version = CIDER_PEER_VERSION;
+	w->type = m->type;
+	w->len = cpu_to_le16(sizeof(*w));
+	w->result = m->result;
+	w->to_cn = cpu_to_le32(to_cn);
+	w->from_cn = cpu_to_le32(m->from_cn);
+	w->to_inc = cpu_to_le64(to_inc);
+	w->from_inc = cpu_to_le64(from->incarnation);
+	w->to_slot = cpu_to_le32(m->to_slot);
+	w->ticket = cpu_to_le32(m->ticket);
+	w->laddr = cpu_to_le64(m->laddr);
+	w->from_slot = cpu_to_le32(m->from_slot);
+	w->from_ticket = cpu_to_le32(m->from_ticket);
+	w->count = cpu_to_le32(m->count);
+	w->writer = cpu_to_le32(m->writer);
+	w->ptr = cpu_to_le64(m->ptr);
+}
+
+/*
+ * @len bytes at @w for store @to: 0 with the message in @m and its shard
+ * in @shard, -EBADMSG malformed or not for @to, -ESTALE for an earlier
+ * incarnation of @to.
+ */
+int cider_peer_decode(const struct cider_peer_sink *to, const struct cider_peer_wire *w,
+		      size_t len, struct cider_msg *m, unsigned int *shard)
+{
+	u32 to_cn;
+
+	if (len != sizeof(*w) || le16_to_cpu(w->magic) != CIDER_PEER_MAGIC ||
+	    w->version != CIDER_PEER_VERSION || le16_to_cpu(w->len) != sizeof(*w) ||
+	    w->type > CIDER_MSG_RESULT || w->result >= CIDER_RES_NR || w->reserved)
+		return -EBADMSG;
+	to_cn = le32_to_cpu(w->to_cn);
+	if (to_cn / CIDER_PEER_SHARDS != to->cn_id)
+		return -EBADMSG;
+	if (le64_to_cpu(w->to_inc) != to->incarnation)
+		return -ESTALE;
+	memset(m, 0, sizeof(*m));
+	m->type = w->type;
+	m->result = w->result;
+	m->to_slot = le32_to_cpu(w->to_slot);
+	m->ticket = le32_to_cpu(w->ticket);
+	m->laddr = le64_to_cpu(w->laddr);
+	m->from_cn = le32_to_cpu(w->from_cn);
+	m->from_slot = le32_to_cpu(w->from_slot);
+	m->from_ticket = le32_to_cpu(w->from_ticket);
+	m->count = le32_to_cpu(w->count);
+	m->writer = le32_to_cpu(w->writer);
+	m->ptr = le64_to_cpu(w->ptr);
+	*shard = to_cn % CIDER_PEER_SHARDS;
+	return 0;
+}
+
+/* A message @to received: validate, decode, deliver; counted either way. */
+void cider_peer_receive(struct cider_peer_sink *to, const struct cider_peer_wire *w,
+			size_t len)
+{
+	unsigned int shard;
+	struct cider_msg m;
+	int ret;
+
+	ret = cider_peer_decode(to, w, len, &m, &shard);
+	if (!ret)
+		ret = to->deliver(to, shard, &m);
+	if (!ret)
+		atomic64_inc(&to->stats.received);
+	else if (ret == -ESTALE)
+		atomic64_inc(&to->stats.stale);
+	else if (ret == -ENOBUFS)
+		atomic64_inc(&to->stats.full);
+	else
+		atomic64_inc(&to->stats.invalid);
+}
+
+void cider_peer_send(struct cider_peer_sink *from, u32 to_cn, const struct cider_msg *m)
+{
+	struct cider_peer_wire w;
+	struct cider_peer_sink *to;
+
+	if (m->type <= CIDER_MSG_RESULT)
+		atomic64_inc(&from->stats.sent[m->type]);
+	rcu_read_lock();
+	to = cider_peer_find(from, to_cn / CIDER_PEER_SHARDS);
+	if (to) {
+		cider_peer_encode(from, to->incarnation, to_cn, m, &w);
+		atomic64_inc(&from->stats.local);
+		cider_peer_receive(to, &w, sizeof(w));
+	} else {
+		atomic64_inc(&from->stats.unreachable);
+	}
+	rcu_read_unlock();
+}
+
+void cider_peer_inject(struct cider_peer_sink *to, const void *buf, size_t len)
+{
+	rcu_read_lock();
+	if (READ_ONCE(to->live))
+		cider_peer_receive(to, buf, len);
+	rcu_read_unlock();
+}
