@@ -18,6 +18,7 @@
 #include "cider.h"
 #include "fault.h"
 #include "mn.h"
+#include "peerlink.h"
 
 struct cider_ibdev {
 	struct list_head node;
@@ -74,6 +75,7 @@ static void cider_ib_remove(struct ib_device *ibdev, void *client_data)
 	mutex_unlock(&cider_ibdevs_lock);
 
 	cider_mn_device_removed(ibdev);
+	cider_peerlink_device_removed(ibdev);
 	cider_fault_remove_delay();
 
 	mutex_lock(&cider_ibdevs_lock);

@@ -144,11 +144,16 @@ static void cider_kvs_peer_show(struct seq_file *m, struct cider_peer_stats *ps)
 	seq_puts(m, "peer");
 	for (i = 0; i < ARRAY_SIZE(types); i++)
 		seq_printf(m, " sent_%s=%lld", types[i], (long long)atomic64_read(&ps->sent[i]));
-	seq_printf(m, " received=%lld local=%lld unreachable=%lld invalid=%lld stale=%lld full=%lld\n",
+	seq_printf(m, " received=%lld local=%lld remote=%lld unreachable=%lld invalid=%lld stale=%lld full=%lld",
 		   (long long)atomic64_read(&ps->received), (long long)atomic64_read(&ps->local),
+		   (long long)atomic64_read(&ps->remote),
 		   (long long)atomic64_read(&ps->unreachable),
 		   (long long)atomic64_read(&ps->invalid), (long long)atomic64_read(&ps->stale),
 		   (long long)atomic64_read(&ps->full));
+	seq_printf(m, " links_made=%lld links_accepted=%lld link_failures=%lld\n",
+		   (long long)atomic64_read(&ps->links_made),
+		   (long long)atomic64_read(&ps->links_accepted),
+		   (long long)atomic64_read(&ps->link_failures));
 }
 
 /*
@@ -408,9 +413,13 @@ static int cider_kvs_create(struct cider_mn *mn)
 		cider_kvs_destroy(kvs);
 		return ret;
 	}
+	/*
+	 * Reachable by other compute nodes before its kill can find it, so
+	 * that the kill always closes what the open opened.
+	 */
+	cider_kvs_open(kvs);
 	/* Pairs with the acquire in cider_kvs_of(): kill and unmap see it whole. */
 	cider_mn_set_user(mn, kvs);
-	cider_kvs_open(kvs);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "debugfs.h"
 #include "kvstore.h"
 #include "mn.h"
+#include "peerlink.h"
 
 const char cider_version[] = CIDER_VERSION;
 
@@ -24,10 +25,18 @@ static int __init cider_init(void)
 	if (ret)
 		return ret;
 	cider_debugfs_init();
+	/*
+	 * Without a listener this compute node still works alone and sends
+	 * to others; only others cannot reach it (no port announced).
+	 */
+	ret = cider_peerlink_init();
+	if (ret)
+		pr_warn("no listener for other compute nodes: %pe\n", ERR_PTR(ret));
 	/* Before /dev/cider: every node attached gets its KV store. */
 	cider_mn_register_client(&cider_kvs_client);
 	ret = cider_chardev_init();
 	if (ret) {
+		cider_peerlink_exit();
 		cider_debugfs_exit();
 		cider_ibdev_exit();
 		return ret;
@@ -42,6 +51,7 @@ static void __exit cider_exit(void)
 {
 	cider_chardev_exit();
 	cider_mn_exit();
+	cider_peerlink_exit();
 	cider_debugfs_exit();
 	cider_ibdev_exit();
 	pr_info("unloaded\n");

@@ -23,9 +23,13 @@
 #include <linux/sched/signal.h>
 #include <linux/spinlock.h>
 
+#include <linux/in.h>
+#include <linux/in6.h>
+
 #include "core/layout.h"
 #include "mn.h"
 #include "params.h"
+#include "peerlink.h"
 
 #define CIDER_CLAIM_TRIES	4	/* CAS races lost before giving up */
 
@@ -122,6 +126,60 @@ static int cider_member_cas(struct cider_mn *mn, u64 old, u64 new, u64 *was)
 	return ret;
 }
 
+int cider_member_lookup(struct cider_mn *mn, u32 cn_id, struct cider_mn_member *e)
+{
+	struct cider_batch *b;
+	int ret;
+
+	if (cn_id >= CIDER_MN_MAX_CNS)
+		return -EINVAL;
+	b = cider_batch_alloc(1, sizeof(*e), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	cider_batch_read(b, 0, mn->sb.member_off + (u64)cn_id * sizeof(*e), sizeof(*e), 0);
+	ret = cider_mn_run(mn, &mn->chans[0], b);
+	if (!ret)
+		memcpy(e, b->buf, sizeof(*e));	/* little-endian words, as on x86-64 */
+	cider_batch_put(b);
+	return ret;
+}
+
+/*
+ * Where other compute nodes reach this one: the address this node's
+ * first channel reaches the memory node from, and the peer listener's
+ * port (none: 0, and nobody connects).
+ */
+static int cider_member_announce(struct cider_mn *mn)
+{
+	const struct sockaddr *src = (struct sockaddr *)&mn->chans[0].cm_id->route.addr.src_addr;
+	struct cider_mn_member e = {};
+	struct cider_batch *b;
+	__le16 le[2];
+	int ret;
+
+	if (src->sa_family == AF_INET)
+		memcpy(e.addr, &((const struct sockaddr_in *)src)->sin_addr, 4);
+	else if (src->sa_family == AF_INET6)
+		memcpy(e.addr, &((const struct sockaddr_in6 *)src)->sin6_addr, 16);
+	else
+		return 0;
+	e.family = src->sa_family;
+	e.port = cider_peerlink_port();
+	b = cider_batch_alloc(1, 24, GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	/* addr, port, family, reserved0: as struct cider_mn_member lays them out */
+	le[0] = cpu_to_le16(e.port);
+	le[1] = cpu_to_le16(e.family);
+	memcpy(b->buf, e.addr, sizeof(e.addr));
+	memcpy(b->buf + sizeof(e.addr), le, sizeof(le));
+	cider_batch_write(b, 0, cider_member_off(mn) + offsetof(struct cider_mn_member, addr),
+			  24, 0);
+	ret = cider_mn_run(mn, &mn->chans[0], b);
+	cider_batch_put(b);
+	return ret;
+}
+
 /* Sleep @ns, killable: 0, or -EINTR. */
 static int cider_member_sleep(u64 ns)
 {
@@ -186,7 +244,7 @@ int cider_member_claim(struct cider_mn *mn)
 			break;
 		if (was == claim) {
 			mn->member.claim = cider_claim_next(claim);
-			return 0;
+			return cider_member_announce(mn);
 		}
 	}
 	if (tries == CIDER_CLAIM_TRIES)

@@ -14,12 +14,25 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
 #include <linux/socket.h>
 
 #include "mn.h"
 #include "peer.h"
+#include "peerlink.h"
+
+/*
+ * Two attaches of one store in this kernel talk directly; with this off
+ * they use links over RDMA as compute nodes in different kernels do (the
+ * tests exercise the links in one guest so).
+ */
+static bool cider_peer_local = true;
+module_param_named(peer_local, cider_peer_local, bool, 0644);
+MODULE_PARM_DESC(peer_local, "Messages between attaches of one store in this kernel skip the network (default on)");
 
 static_assert(sizeof(struct cider_peer_wire) == 72);	/* selftests/cider/peer.c mirrors it */
 
@@ -29,6 +42,7 @@ static DEFINE_MUTEX(cider_peer_sinks_lock);
 
 void cider_peer_register(struct cider_peer_sink *sink)
 {
+	cider_peerlink_sink_init(sink);
 	mutex_lock(&cider_peer_sinks_lock);
 	WRITE_ONCE(sink->live, true);
 	list_add_tail_rcu(&sink->node, &cider_peer_sinks);
@@ -44,6 +58,7 @@ void cider_peer_unregister(struct cider_peer_sink *sink)
 	mutex_unlock(&cider_peer_sinks_lock);
 	/* Every sender that found it has left ->deliver. */
 	synchronize_rcu();
+	cider_peerlink_close(sink);
 }
 
 /* Are @a and @b attaches of the same memory node's region? */
@@ -151,13 +166,17 @@ void cider_peer_send(struct cider_peer_sink *from, u32 to_cn, const struct cider
 	if (m->type <= CIDER_MSG_RESULT)
 		atomic64_inc(&from->stats.sent[m->type]);
 	rcu_read_lock();
-	to = cider_peer_find(from, to_cn / CIDER_PEER_SHARDS);
+	to = READ_ONCE(cider_peer_local) ? cider_peer_find(from, to_cn / CIDER_PEER_SHARDS) :
+	     NULL;
 	if (to) {
 		cider_peer_encode(from, to->incarnation, to_cn, m, &w);
 		atomic64_inc(&from->stats.local);
 		cider_peer_receive(to, &w, sizeof(w));
-	} else {
+	} else if (!READ_ONCE(from->live) ||
+		   cider_peerlink_send(from, to_cn / CIDER_PEER_SHARDS, to_cn, m)) {
 		atomic64_inc(&from->stats.unreachable);
+	} else {
+		atomic64_inc(&from->stats.remote);
 	}
 	rcu_read_unlock();
 }
@@ -168,4 +187,64 @@ void cider_peer_inject(struct cider_peer_sink *to, const void *buf, size_t len)
 	if (READ_ONCE(to->live))
 		cider_peer_receive(to, buf, len);
 	rcu_read_unlock();
+}
+
+/* @mn's address, as a hello carries it. */
+static void cider_peer_hello_mn(const struct cider_mn *mn, struct cider_peer_hello *h)
+{
+	if (mn->addr.ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)&mn->addr;
+
+		h->mn_port = sin->sin_port;
+		memcpy(h->mn_addr, &sin->sin_addr, 4);
+	} else {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&mn->addr;
+
+		h->mn_port = sin6->sin6_port;
+		memcpy(h->mn_addr, &sin6->sin6_addr, 16);
+	}
+	h->mn_family = cpu_to_le16(mn->addr.ss_family);
+}
+
+void cider_peer_hello_fill(const struct cider_peer_sink *from, u32 to_cn, u64 to_inc,
+			   struct cider_peer_hello *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = cpu_to_le32(CIDER_PEER_HELLO_MAGIC);
+	h->version = CIDER_PEER_VERSION;
+	h->from_cn = from->cn_id;
+	h->to_cn = to_cn;
+	h->from_inc = cpu_to_le64(from->incarnation);
+	h->to_inc = cpu_to_le64(to_inc);
+	h->base = cpu_to_le64(from->mn->base);
+	h->rkey = cpu_to_le32(from->mn->rkey);
+	cider_peer_hello_mn(from->mn, h);
+}
+
+struct cider_peer_sink *cider_peer_get_sink(const struct cider_peer_hello *hello)
+{
+	struct cider_peer_hello mine;
+	struct cider_peer_sink *s, *found = NULL;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(s, &cider_peer_sinks, node) {
+		if (s->cn_id != hello->to_cn || s->mn->base != le64_to_cpu(hello->base) ||
+		    s->mn->rkey != le32_to_cpu(hello->rkey))
+			continue;
+		memset(&mine, 0, sizeof(mine));
+		cider_peer_hello_mn(s->mn, &mine);
+		if (mine.mn_port != hello->mn_port || mine.mn_family != hello->mn_family ||
+		    memcmp(mine.mn_addr, hello->mn_addr, sizeof(mine.mn_addr)))
+			continue;
+		if (kref_get_unless_zero(&s->mn->ref))
+			found = s;
+		break;
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+void cider_peer_put_sink(struct cider_peer_sink *sink)
+{
+	cider_mn_put(sink->mn);
 }

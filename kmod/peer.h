@@ -8,8 +8,11 @@
 #define _CIDER_PEER_H
 
 #include <linux/atomic.h>
+#include <linux/cider.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 #include "core/proto.h"
 
@@ -43,6 +46,26 @@ struct cider_peer_wire {
 
 #define CIDER_PEER_SHARDS	16	/* core CN ids per compute node */
 
+/*
+ * The private data of a link's connect (56 bytes, what rdma_cm leaves of
+ * an IB CM REQ): who connects to whom, and the store, named by the memory
+ * node's address as the connecting CN reaches it and the region's address
+ * and rkey.
+ */
+#define CIDER_PEER_HELLO_MAGIC	0x31525043	/* "CPR1" */
+struct cider_peer_hello {
+	__le32 magic;
+	u8 version;
+	u8 from_cn, to_cn;
+	u8 reserved;
+	__le64 from_inc, to_inc;
+	__le64 base;
+	__le32 rkey;
+	__be16 mn_port;		/* as in a sockaddr */
+	__le16 mn_family;	/* AF_INET or AF_INET6 */
+	u8 mn_addr[16];
+} __packed;
+
 /* Why messages were not delivered, and what was: counted per store. */
 struct cider_peer_stats {
 	atomic64_t sent[CIDER_MSG_RESULT + 1];	/* to another compute node, by type */
@@ -52,7 +75,13 @@ struct cider_peer_stats {
 	atomic64_t invalid;		/* refused on receipt: malformed, misaddressed */
 	atomic64_t stale;		/* for an earlier incarnation of the addressee */
 	atomic64_t full;		/* the addressee's inbox was full */
+	atomic64_t remote;		/* of those sent, over a link to another kernel */
+	atomic64_t links_made;		/* links this store connected */
+	atomic64_t links_accepted;	/* links other compute nodes connected */
+	atomic64_t link_failures;	/* connects that failed, links that broke */
 };
+
+struct cider_peer_link;
 
 /*
  * A store on this kernel that compute nodes can send to, registered
@@ -73,6 +102,14 @@ struct cider_peer_sink {
 	int (*deliver)(struct cider_peer_sink *sink, unsigned int shard,
 		       const struct cider_msg *m);
 	struct cider_peer_stats stats;
+	/* peerlink.c: links to compute nodes of other kernels, by their id */
+	struct cider_peer_link __rcu *out[CIDER_MAX_CN_ID + 1];
+	unsigned long retry_at[CIDER_MAX_CN_ID + 1];	/* jiffies: no connect before */
+	DECLARE_BITMAP(want, CIDER_MAX_CN_ID + 1);	/* links to make */
+	struct work_struct connect_work;
+	struct mutex links_lock;	/* out[] changes, in, closing */
+	struct list_head in;		/* links others made to it */
+	bool closing;
 };
 
 void cider_peer_register(struct cider_peer_sink *sink);
@@ -86,6 +123,11 @@ void cider_peer_receive(struct cider_peer_sink *to, const struct cider_peer_wire
 			size_t len);
 /* The same from a test's injector: dropped unless @to is still registered. */
 void cider_peer_inject(struct cider_peer_sink *to, const void *buf, size_t len);
+/* The live store of compute node @cn_id on the memory node @hello names, held (mn ref). */
+struct cider_peer_sink *cider_peer_get_sink(const struct cider_peer_hello *hello);
+void cider_peer_put_sink(struct cider_peer_sink *sink);
+void cider_peer_hello_fill(const struct cider_peer_sink *from, u32 to_cn, u64 to_inc,
+			   struct cider_peer_hello *h);
 void cider_peer_encode(const struct cider_peer_sink *from, u64 to_inc, u32 to_cn,
 		       const struct cider_msg *m, struct cider_peer_wire *w);
 int cider_peer_decode(const struct cider_peer_sink *to, const struct cider_peer_wire *w,

@@ -832,24 +832,6 @@ TEST_F_TIMEOUT(fault, device_removal_during_an_attach_is_clean, 180)
 	EXPECT_EQ(0, cider_raw(self->fd, self->at.mn_id, &op, 1));
 }
 
-static int module_unload(void)
-{
-	return syscall(SYS_delete_module, "cider", O_NONBLOCK) ? -errno : 0;
-}
-
-static int module_load(const char *params)
-{
-	const char *ko = getenv("CIDER_KO");
-	int fd, ret;
-
-	fd = ko ? open(ko, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0)
-		return -ENOENT;
-	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
 /* Load-time parameters too: the send queue must hold the largest batch. */
 TEST_F_TIMEOUT(fault, load_refuses_parameters_out_of_range, 60)
 {
@@ -860,10 +842,10 @@ TEST_F_TIMEOUT(fault, load_refuses_parameters_out_of_range, 60)
 	self->attached = false;
 	close(self->fd);
 	ASSERT_EQ(0, module_unload());
-	EXPECT_EQ(-EINVAL, module_load("sq_depth=63"));
-	EXPECT_EQ(-EINVAL, module_load("op_timeout_ms=0"));
-	EXPECT_EQ(-EINVAL, module_load("credit_stable=0"));
-	ASSERT_EQ(0, module_load(""));
+	EXPECT_EQ(-EINVAL, module_load_params("sq_depth=63"));
+	EXPECT_EQ(-EINVAL, module_load_params("op_timeout_ms=0"));
+	EXPECT_EQ(-EINVAL, module_load_params("credit_stable=0"));
+	ASSERT_EQ(0, module_load_params(""));
 	self->fd = cider_open();
 	ASSERT_LE(0, self->fd);
 }

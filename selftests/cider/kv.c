@@ -24,6 +24,7 @@
 #include "kselftest_harness.h"
 #include "cider.h"
 #include "cider-uring.h"
+#include "flood.h"
 #include "grow.h"
 #include "memd.h"
 #include "sysfs.h"
@@ -1027,59 +1028,6 @@ TEST_F(kv, a_warm_store_allocates_nothing_per_operation)
 	EXPECT_EQ(0, n) TH_LOG("%s", buf);
 }
 
-#define FLOOD_DEPTH 16
-
-/* PUTs of one key through io_uring, FLOOD_DEPTH in flight, on one store. */
-struct flood {
-	int fd;
-	unsigned int store, ops, ecomm, timedout;
-	int bad;			/* an unexpected result */
-};
-
-static void flood_prep(struct io_uring *ring, struct flood *f, uint64_t *key, uint64_t *val,
-		       unsigned int i, unsigned int n)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-
-	val[i] = (uint64_t)f->store << 32 | n;
-	cider_uring_prep_put(sqe, f->fd, f->store, &key[i], 8, &val[i], 8);
-	io_uring_sqe_set_data64(sqe, i);
-}
-
-static void *flood_run(void *arg)
-{
-	uint64_t key[FLOOD_DEPTH] = { 0 }, val[FLOOD_DEPTH];
-	struct flood *f = arg;
-	struct io_uring_cqe *cqe;
-	struct io_uring ring;
-	unsigned int sent = 0, done = 0, i;
-
-	f->bad = cider_uring_init(&ring, FLOOD_DEPTH);
-	if (f->bad)
-		return NULL;
-	for (i = 0; i < FLOOD_DEPTH && sent < f->ops; i++)
-		flood_prep(&ring, f, key, val, i, sent++);
-	while (done < sent) {
-		if (io_uring_submit_and_wait(&ring, 1) < 0 || io_uring_wait_cqe(&ring, &cqe)) {
-			f->bad = -EIO;
-			break;
-		}
-		i = (unsigned int)cqe->user_data;
-		if (cqe->res == -ECOMM)
-			f->ecomm++;
-		else if (cqe->res == -ETIMEDOUT)
-			f->timedout++;
-		else if (cqe->res)
-			f->bad = cqe->res;
-		io_uring_cqe_seen(&ring, cqe);
-		done++;
-		if (sent < f->ops)
-			flood_prep(&ring, f, key, val, i, sent++);
-	}
-	io_uring_queue_exit(&ring);
-	return NULL;
-}
-
 /*
  * Three attaches of one store are three compute nodes to the protocol
  * (their CN ids differ).  All flood one key with PUTs: within a CN local
@@ -1103,33 +1051,6 @@ static void *flood_run(void *arg)
  * long as the store's "expired" counter accounts for every one of them.
  */
 #define CNS 3
-
-static const char *const peer_counters[] = {
-	"sent_handover", "sent_exec", "sent_exec_done", "sent_result", "received", "local",
-	"unreachable", "invalid", "stale", "full", "lock_resets",
-};
-
-enum { P_HANDOVER, P_EXEC, P_EXEC_DONE, P_RESULT, P_RECEIVED, P_LOCAL, P_UNREACHABLE,
-       P_INVALID, P_STALE, P_FULL, P_RESETS, P_NR };
-
-/* The peer counters of @cns stores, summed: 0, or -1 if one is missing. */
-static int peer_sum(const struct cider_attach *at, unsigned int cns, long long *sum)
-{
-	unsigned int i, j;
-	long long v;
-
-	for (j = 0; j < P_NR; j++)
-		sum[j] = 0;
-	for (i = 0; i < cns; i++) {
-		for (j = 0; j < P_NR; j++) {
-			v = kv_counter(at[i].mn_id, peer_counters[j]);
-			if (v < 0)
-				return -1;
-			sum[j] += v;
-		}
-	}
-	return 0;
-}
 
 TEST_F_TIMEOUT(kv, updates_queued_behind_another_cn_coordinate, 300)
 {
@@ -1185,7 +1106,7 @@ TEST_F_TIMEOUT(kv, updates_queued_behind_another_cn_coordinate, 300)
 	ASSERT_EQ(0, peer_sum(at, CNS, p));
 	TH_LOG("peer: %lld handovers, %lld exec, %lld exec_done, %lld results; %lld received, %lld locks reset",
 	       p[P_HANDOVER], p[P_EXEC], p[P_EXEC_DONE], p[P_RESULT], p[P_RECEIVED], p[P_RESETS]);
-	EXPECT_EQ(p[P_HANDOVER] + p[P_EXEC] + p[P_EXEC_DONE] + p[P_RESULT], p[P_LOCAL]);
+	EXPECT_EQ(peer_sent(p), p[P_LOCAL]);
 	EXPECT_EQ(p[P_LOCAL], p[P_RECEIVED]);
 	EXPECT_EQ(0, p[P_UNREACHABLE] + p[P_INVALID] + p[P_STALE] + p[P_FULL]);
 	if (bounded) {

@@ -20,26 +20,6 @@
 #include "cider.h"
 #include "sysfs.h"
 
-static int module_load(void)
-{
-	const char *ko = getenv("CIDER_KO");
-	int fd, ret;
-
-	if (!ko)
-		return -EINVAL;
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
-static int module_unload(void)
-{
-	return syscall(SYS_delete_module, "cider", O_NONBLOCK) ? -errno : 0;
-}
-
 static bool module_loaded(void)
 {
 	return access("/sys/module/cider", F_OK) == 0;

@@ -99,26 +99,6 @@ static __u64 incarnation(FIXTURE_DATA(member) *self, unsigned int mn)
 	return mi.cn_incarnation;
 }
 
-/* A word of node @mn's first debugfs line ("claim_waited_ms"), or ~0. */
-static __u64 node_stat(unsigned int mn, const char *key)
-{
-	char path[64], line[1024], *p;
-	__u64 v = ~0ULL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/cider/mn%u", mn);
-	f = fopen(path, "r");
-	if (!f)
-		return v;
-	if (fgets(line, sizeof(line), f)) {
-		p = strstr(line, key);
-		if (p && p[strlen(key)] == '=')
-			v = strtoull(p + strlen(key) + 1, NULL, 10);
-	}
-	fclose(f);
-	return v;
-}
-
 TEST_F(member, attach_claims_its_entry_and_the_heartbeat_moves)
 {
 	struct cider_mn_member e1, e2;
@@ -134,8 +114,8 @@ TEST_F(member, attach_claims_its_entry_and_the_heartbeat_moves)
 	ASSERT_EQ(0, read_entry(self, 7, &e2));
 	EXPECT_EQ(e1.claim, e2.claim);
 	EXPECT_LT(e1.heartbeat, e2.heartbeat);
-	EXPECT_EQ(0, node_stat(self->at.mn_id, "claim_waited_ms"));
-	EXPECT_LT(0, node_stat(self->at.mn_id, "beats"));
+	EXPECT_EQ(0, kv_counter(self->at.mn_id, "claim_waited_ms"));
+	EXPECT_LT(0, kv_counter(self->at.mn_id, "beats"));
 }
 
 TEST_F(member, detach_gives_the_id_back_at_once)
@@ -153,7 +133,7 @@ TEST_F(member, detach_gives_the_id_back_at_once)
 	EXPECT_EQ(inc << 1, e.claim);		/* released: not live */
 	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 8, 0, &at));
 	EXPECT_EQ(inc + 1, incarnation(self, at.mn_id));
-	EXPECT_EQ(0, node_stat(at.mn_id, "claim_waited_ms"));	/* nothing waited */
+	EXPECT_EQ(0, kv_counter(at.mn_id, "claim_waited_ms"));	/* nothing waited */
 	EXPECT_EQ(0, cider_detach(self->fd, at.mn_id));
 }
 
@@ -183,7 +163,7 @@ TEST_F(member, a_dead_holder_is_taken_over_after_the_member_lease)
 	ASSERT_EQ(0, cas_claim(self, 9, 0, 3 << 1 | CIDER_CLAIM_LIVE));
 	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 9, 0, &at));
 	EXPECT_EQ(4, incarnation(self, at.mn_id));
-	EXPECT_LE(MEMBER_LEASE_MS, node_stat(at.mn_id, "claim_waited_ms"));
+	EXPECT_LE(MEMBER_LEASE_MS, kv_counter(at.mn_id, "claim_waited_ms"));
 	ASSERT_EQ(0, read_entry(self, 9, &e));
 	EXPECT_EQ(4 << 1 | CIDER_CLAIM_LIVE, e.claim);
 	EXPECT_EQ(0, cider_detach(self->fd, at.mn_id));
@@ -248,7 +228,7 @@ TEST_F(member, a_lost_node_of_this_kernel_is_reclaimed_without_the_member_lease)
 	ASSERT_EQ(0, cider_detach(self->fd, at.mn_id));
 	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 11, 0, &at));
 	EXPECT_EQ(2, incarnation(self, at.mn_id));
-	EXPECT_EQ(0, node_stat(at.mn_id, "claim_waited_ms"));
+	EXPECT_EQ(0, kv_counter(at.mn_id, "claim_waited_ms"));
 	EXPECT_EQ(0, cider_detach(self->fd, at.mn_id));
 }
 

@@ -15,9 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include "kselftest_harness.h"
 #include "cider.h"
 #include "../../kmod/core/proto.h"
+#include "flood.h"
 #include "memd.h"
 #include "sysfs.h"
 
@@ -58,10 +61,19 @@ FIXTURE(peer) {
 	struct cider_mn_info mi;
 };
 
+FIXTURE_VARIANT(peer) {
+	const char *mode;
+};
+
+FIXTURE_VARIANT_ADD(peer, mcs) { .mode = "mcs" };
+FIXTURE_VARIANT_ADD(peer, cider) { .mode = "cider" };
+
+#define PARAM "/sys/module/cider/parameters/"
+
 FIXTURE_SETUP(peer)
 {
-	static const char *const store[] = { "--index", "array", "--keys", "64", "--mode", "mcs",
-					     NULL };
+	const char *const store[] = { "--index", "array", "--keys", "64", "--mode", variant->mode,
+				      NULL };
 
 	self->fd = cider_open();
 	ASSERT_LE(0, self->fd);
@@ -77,6 +89,7 @@ FIXTURE_SETUP(peer)
 
 FIXTURE_TEARDOWN(peer)
 {
+	sysfs_write(PARAM "peer_local", "Y");
 	if (!self->skip) {
 		cider_detach(self->fd, self->at.mn_id);
 		memd_stop(&self->memd, SIGTERM);
@@ -95,6 +108,13 @@ static struct wire good(FIXTURE_DATA(peer) *self)
 		.from_inc = 1, .to_slot = 5, .ticket = 77, .laddr = 4096,
 	};
 	return w;
+}
+
+static __u64 incarnation_of(int fd, unsigned int mn)
+{
+	struct cider_mn_info mi;
+
+	return cider_mn_info(fd, mn, &mi) || mi.mn_id != mn ? 0 : mi.cn_incarnation;
 }
 
 static int inject(unsigned int mn, const void *buf, size_t len)
@@ -176,6 +196,171 @@ TEST_F(peer, malformed_misaddressed_and_stale_messages_are_dropped_and_counted)
 		ASSERT_EQ(0, cider_get(self->fd, mn, &k, sizeof(k), &got, &len));
 		EXPECT_EQ(42, got);
 	}
+}
+
+#define CNS 3
+
+/*
+ * With the shortcut off, attaches of one store in one kernel are compute
+ * nodes that reach each other as if in different kernels: through the
+ * membership table (address, listener port, incarnation) and RC links
+ * over rxe, made on the first message.  Three of them flood one key:
+ * every PUT succeeds, locks pass between them over the links, nothing
+ * arrives malformed, misaddressed, stale or to a full inbox.  A message
+ * sent before its link is up is dropped (unreachable) and the lease
+ * recovers it: at most a few per pair.
+ */
+TEST_F_TIMEOUT(peer, compute_nodes_reach_each_other_over_rdma_links, 300)
+{
+	struct cider_attach at[CNS];
+	struct flood f[CNS];
+	pthread_t t[CNS];
+	long long p[P_NR];
+	unsigned int i, round;
+
+	NEED_MN();
+	ASSERT_EQ(0, sysfs_write(PARAM "peer_local", "N"));
+	at[0] = self->at;
+	for (i = 1; i < CNS; i++)
+		ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3 + i, 0, &at[i]));
+	for (round = 0; round < 10; round++) {
+		for (i = 0; i < CNS; i++) {
+			f[i] = (struct flood){ .fd = self->fd, .store = at[i].mn_id, .ops = 200 };
+			ASSERT_EQ(0, pthread_create(&t[i], NULL, flood_run, &f[i]));
+		}
+		for (i = 0; i < CNS; i++) {
+			pthread_join(t[i], NULL);
+			EXPECT_EQ(0, f[i].bad) TH_LOG("cn %u: %d", 3 + i, f[i].bad);
+			EXPECT_EQ(0U, f[i].ecomm + f[i].timedout);
+		}
+		ASSERT_EQ(0, peer_sum(at, CNS, p));
+		if (p[P_REMOTE] > 0 && p[P_HANDOVER] > 0)
+			break;
+	}
+	TH_LOG("%s: %u rounds; links %lld made, %lld accepted, %lld failed; %lld sent: %lld over links, %lld unreachable; %lld received; %lld handovers; %lld locks reset",
+	       variant->mode, round + 1, p[P_LINKS_MADE], p[P_LINKS_ACCEPTED],
+	       p[P_LINK_FAILURES], peer_sent(p), p[P_REMOTE], p[P_UNREACHABLE], p[P_RECEIVED],
+	       p[P_HANDOVER], p[P_RESETS]);
+	EXPECT_EQ(0, p[P_LOCAL]);
+	EXPECT_LT(0, p[P_REMOTE]);
+	EXPECT_LT(0, p[P_HANDOVER]);
+	EXPECT_LT(0, p[P_LINKS_MADE]);
+	EXPECT_EQ(p[P_LINKS_MADE], p[P_LINKS_ACCEPTED]);
+	EXPECT_EQ(0, p[P_LINK_FAILURES]);
+	EXPECT_EQ(peer_sent(p), p[P_REMOTE] + p[P_UNREACHABLE]);
+	/* Every message a link carried arrives (a late handover may still fly). */
+	for (i = 0; i < 40 && p[P_RECEIVED] < p[P_REMOTE]; i++) {
+		usleep(50 * 1000);
+		ASSERT_EQ(0, peer_sum(at, CNS, p));
+	}
+	EXPECT_EQ(p[P_REMOTE], p[P_RECEIVED]);
+	EXPECT_EQ(0, p[P_INVALID] + p[P_STALE] + p[P_FULL]);
+	/*
+	 * Only messages before their link was up, one link per ordered pair:
+	 * each costs its waiter a lease, so few come in that window.
+	 */
+	EXPECT_GE(4 * CNS * (CNS - 1), p[P_UNREACHABLE]);
+	for (i = 1; i < CNS; i++)
+		EXPECT_EQ(0, cider_detach(self->fd, at[i].mn_id));
+}
+
+/* Three CNs over links (peer_local off) flood one key for @ops PUTs each. */
+static void flood_all(struct __test_metadata *_metadata, int fd, const struct cider_attach *at,
+		      unsigned int skip_checks, unsigned int ops, struct flood *f)
+{
+	pthread_t t[CNS];
+	unsigned int i;
+
+	for (i = 0; i < CNS; i++) {
+		f[i] = (struct flood){ .fd = fd, .store = at[i].mn_id, .ops = ops };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, flood_run, &f[i]));
+	}
+	for (i = 0; i < CNS; i++) {
+		pthread_join(t[i], NULL);
+		if (i == skip_checks)
+			continue;
+		EXPECT_EQ(0, f[i].bad) TH_LOG("cn %u: %d", 3 + i, f[i].bad);
+		EXPECT_EQ(0U, f[i].ecomm + f[i].timedout);
+	}
+}
+
+/*
+ * A CN detached while the others send to it: their messages to it are
+ * dropped and its links go; their PUTs all succeed (the lease recovers
+ * what the lost messages would have done).  Attached again it is a new
+ * incarnation, and links to it are made again.
+ */
+TEST_F_TIMEOUT(peer, a_cn_that_leaves_and_comes_back_costs_the_others_nothing_but_time, 300)
+{
+	struct cider_attach at[CNS];
+	struct flood f[CNS];
+	long long p[P_NR], made;
+	unsigned int i;
+
+	NEED_MN();
+	ASSERT_EQ(0, sysfs_write(PARAM "peer_local", "N"));
+	at[0] = self->at;
+	for (i = 1; i < CNS; i++)
+		ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3 + i, 0, &at[i]));
+	flood_all(_metadata, self->fd, at, CNS, 200, f);
+	ASSERT_EQ(0, peer_sum(at, 2, p));
+	made = p[P_LINKS_MADE];
+	ASSERT_LT(0, made);
+
+	/* cn 5 goes while everyone floods: its own PUTs may fail, nobody else's. */
+	for (i = 0; i < CNS; i++) {
+		f[i] = (struct flood){ .fd = self->fd, .store = at[i].mn_id, .ops = 400 };
+	}
+	{
+		pthread_t t[CNS];
+
+		for (i = 0; i < CNS; i++)
+			ASSERT_EQ(0, pthread_create(&t[i], NULL, flood_run, &f[i]));
+		usleep(300 * 1000);
+		EXPECT_EQ(0, cider_detach(self->fd, at[2].mn_id));
+		for (i = 0; i < CNS; i++)
+			pthread_join(t[i], NULL);
+		for (i = 0; i < 2; i++) {
+			EXPECT_EQ(0, f[i].bad) TH_LOG("cn %u: %d", 3 + i, f[i].bad);
+			EXPECT_EQ(0U, f[i].ecomm + f[i].timedout);
+		}
+	}
+	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 5, 0, &at[2]));
+	EXPECT_EQ(2, incarnation_of(self->fd, at[2].mn_id));
+	flood_all(_metadata, self->fd, at, CNS, 200, f);
+	ASSERT_EQ(0, peer_sum(at, 2, p));
+	TH_LOG("%s: links made %lld then %lld, %lld failures, %lld unreachable", variant->mode,
+	       made, p[P_LINKS_MADE], p[P_LINK_FAILURES], p[P_UNREACHABLE]);
+	EXPECT_EQ(0, p[P_INVALID] + p[P_STALE] + p[P_FULL]);
+	for (i = 1; i < CNS; i++)
+		EXPECT_EQ(0, cider_detach(self->fd, at[i].mn_id));
+}
+
+/* rmmod with links up between attached CNs: everything goes, nothing is left. */
+TEST_F_TIMEOUT(peer, unload_with_links_up, 300)
+{
+	struct cider_attach at[CNS];
+	struct flood f[CNS];
+	long long p[P_NR];
+	unsigned int i;
+
+	NEED_MN();
+	if (!getenv("CIDER_KO"))
+		SKIP(return, "CIDER_KO not set");
+	ASSERT_EQ(0, sysfs_write(PARAM "peer_local", "N"));
+	at[0] = self->at;
+	for (i = 1; i < CNS; i++)
+		ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3 + i, 0, &at[i]));
+	flood_all(_metadata, self->fd, at, CNS, 200, f);
+	ASSERT_EQ(0, peer_sum(at, CNS, p));
+	EXPECT_LT(0, p[P_LINKS_MADE]);
+	close(self->fd);
+	ASSERT_EQ(0, module_unload());		/* three nodes and their links */
+	ASSERT_EQ(0, module_load());
+	self->fd = cider_open();
+	ASSERT_LE(0, self->fd);
+	self->skip = true;			/* nothing to detach */
+	memd_stop(&self->memd, SIGTERM);
 }
 
 TEST_HARNESS_MAIN

@@ -26,6 +26,7 @@
 #include "../../kmod/core/store.h"
 #include "memd.h"
 #include "rawops.h"
+#include "sysfs.h"
 
 #define REGION (16u << 20)
 
@@ -944,24 +945,6 @@ TEST_F_TIMEOUT(mn, attach_to_nothing_fails_cleanly, 180)
 	ret = cider_attach(self->fd, "169.254.200.200:7471", 1, 2000, NULL);
 	EXPECT_TRUE(ret == -EHOSTUNREACH || ret == -ETIMEDOUT) TH_LOG("got %d", ret);
 	EXPECT_GT(10.0, memd_now() - t);
-}
-
-static int module_unload(void)
-{
-	return syscall(SYS_delete_module, "cider", O_NONBLOCK) ? -errno : 0;
-}
-
-static int module_load(void)
-{
-	const char *ko = getenv("CIDER_KO");
-	int fd, ret;
-
-	fd = ko ? open(ko, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0)
-		return -ENOENT;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
 }
 
 TEST_F_TIMEOUT(mn, unload_with_a_node_attached_after_load, 180)

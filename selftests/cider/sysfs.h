@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Read a one-line sysfs file without its newline; 0 or -1. */
@@ -103,6 +104,31 @@ static inline long long kv_counter(unsigned int mn_id, const char *name)
 		if (p[-1] == ' ' && p[n] == '=')
 			return strtoll(p + n + 1, NULL, 10);
 	return -1;
+}
+
+/* rmmod cider without waiting: 0, or -errno (EWOULDBLOCK while in use). */
+static inline int module_unload(void)
+{
+	return syscall(SYS_delete_module, "cider", O_NONBLOCK) ? -errno : 0;
+}
+
+/* insmod $CIDER_KO with @params: 0, or -errno (-ENOENT without it). */
+static inline int module_load_params(const char *params)
+{
+	const char *ko = getenv("CIDER_KO");
+	int fd, ret;
+
+	fd = ko ? open(ko, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return -ENOENT;
+	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static inline int module_load(void)
+{
+	return module_load_params("");
 }
 
 #endif

@@ -1,0 +1,751 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Links between compute nodes in different kernels (peerlink.h).
+ *
+ * A store that sends to compute node N for the first time asks its
+ * connect work for a link: the work READs N's membership entry (member.c:
+ * address, port, incarnation, which must be live), connects there with
+ * rdma_cm, and the link carries the peer layer's messages (struct
+ * cider_peer_wire) as RC SENDs.  Each direction has its own connection:
+ * the connecting side only sends, the accepting side only receives, so
+ * two CNs that start sending to each other at once never race for one.
+ * Until the link is up, messages wait in its backlog; a link that breaks
+ * or cannot be made drops what it holds (counted: the lease recovers)
+ * and is made again on a later message, at most once a second.
+ *
+ * The listener (one for the module, on peer_port, any address) accepts a
+ * connect only from a compute node whose id and incarnation it finds
+ * live in the store's membership table, to a live store of this kernel
+ * with the incarnation the connecting side named.  Receives are posted
+ * CIDER_LINK_RX deep; a sender keeps at most CIDER_LINK_TX sends out, and
+ * a receive not yet posted again makes the sender's NIC retry (RNR
+ * retries without limit), so nothing is lost to a slow receiver.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "cider.h"
+#include "member.h"
+#include "mn.h"
+#include "peer.h"
+#include "peerlink.h"
+
+#define CIDER_LINK_RX		32	/* receives posted per accepted link */
+#define CIDER_LINK_TX		16	/* sends out per link */
+#define CIDER_LINK_BACKLOG	64	/* messages waiting for the link */
+#define CIDER_LINK_CONNECT_MS	5000
+#define CIDER_LINK_RETRY	HZ	/* after a failed connect */
+
+static unsigned int cider_peer_port;
+module_param_named(peer_port, cider_peer_port, uint, 0444);
+MODULE_PARM_DESC(peer_port, "Port other compute nodes connect to for CN-to-CN messages (default 0: any free one, announced in the membership table)");
+
+enum { CIDER_LINK_CONNECTING, CIDER_LINK_LIVE, CIDER_LINK_DEAD };
+
+struct cider_peer_link {
+	struct list_head node;		/* the sink's accepted links */
+	struct list_head all;		/* every link: device removal */
+	struct cider_peer_sink *sink;
+	u32 cn_id;			/* the other end */
+	u64 incarnation;
+	bool passive;			/* accepted: receives only */
+	bool listed;			/* on its sink's list (links_lock) */
+	struct rdma_cm_id *cm_id;
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct completion cm_done;
+	int cm_status;
+	spinlock_t lock;		/* _bh: everything below */
+	int state;
+	unsigned int tx_next, tx_out;
+	unsigned int bl_head, bl_len;
+	struct cider_peer_wire backlog[CIDER_LINK_BACKLOG];
+	/* CIDER_LINK_RX receive buffers, then CIDER_LINK_TX send buffers */
+	struct cider_peer_wire *buf;
+	dma_addr_t dma;
+	struct ib_cqe rx_cqe[CIDER_LINK_RX];
+	struct ib_cqe tx_cqe;
+};
+
+static struct rdma_cm_id *cider_listener;
+static u16 cider_listener_port;
+static LIST_HEAD(cider_links);
+static DEFINE_MUTEX(cider_links_lock);
+
+u16 cider_peerlink_port(void)
+{
+	return cider_listener_port;
+}
+
+static size_t cider_link_buf_len(void)
+{
+	return (CIDER_LINK_RX + CIDER_LINK_TX) * sizeof(struct cider_peer_wire);
+}
+
+static struct cider_peer_wire *cider_link_tx_slot(struct cider_peer_link *l, unsigned int i)
+{
+	return &l->buf[CIDER_LINK_RX + i % CIDER_LINK_TX];
+}
+
+static dma_addr_t cider_link_dma(struct cider_peer_link *l, const struct cider_peer_wire *w)
+{
+	return l->dma + (w - l->buf) * sizeof(*w);
+}
+
+/* ---- the data path ---- */
+
+static int cider_link_post_recv(struct cider_peer_link *l, unsigned int i)
+{
+	struct ib_sge sge = {
+		.addr = cider_link_dma(l, &l->buf[i]),
+		.length = sizeof(struct cider_peer_wire),
+		.lkey = l->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = { .wr_cqe = &l->rx_cqe[i], .sg_list = &sge, .num_sge = 1 };
+
+	ib_dma_sync_single_for_device(l->dev, sge.addr, sge.length, DMA_FROM_DEVICE);
+	return ib_post_recv(l->qp, &wr, NULL);
+}
+
+static void cider_link_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct cider_peer_link *l = cq->cq_context;
+	unsigned int i = wc->wr_cqe - l->rx_cqe;
+	const struct cider_peer_wire *w = &l->buf[i];
+
+	if (wc->status != IB_WC_SUCCESS)
+		return;		/* flushed: the link is going */
+	ib_dma_sync_single_for_cpu(l->dev, cider_link_dma(l, w), sizeof(*w), DMA_FROM_DEVICE);
+	/* The connection names its sender: a message must say the same. */
+	if (wc->byte_len == sizeof(*w) &&
+	    le32_to_cpu(w->from_cn) / CIDER_PEER_SHARDS == l->cn_id &&
+	    le64_to_cpu(w->from_inc) == l->incarnation)
+		cider_peer_inject(l->sink, w, wc->byte_len);
+	else
+		atomic64_inc(&l->sink->stats.invalid);
+	/* Also before the CM saw the connection up: the first SEND can come first. */
+	if (READ_ONCE(l->state) != CIDER_LINK_DEAD && cider_link_post_recv(l, i))
+		atomic64_inc(&l->sink->stats.link_failures);
+}
+
+/* Post @w (a TX slot's) now: the link is LIVE with a send to spare. */
+static int cider_link_post_send(struct cider_peer_link *l, struct cider_peer_wire *w)
+{
+	struct ib_sge sge = {
+		.addr = cider_link_dma(l, w),
+		.length = sizeof(*w),
+		.lkey = l->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe = &l->tx_cqe, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+	};
+	int ret;
+
+	lockdep_assert_held(&l->lock);
+	ib_dma_sync_single_for_device(l->dev, sge.addr, sge.length, DMA_TO_DEVICE);
+	ret = ib_post_send(l->qp, &wr, NULL);
+	if (!ret) {
+		l->tx_next++;
+		l->tx_out++;
+	}
+	return ret;
+}
+
+/* Send from the backlog while there is room.  Under the link's lock. */
+static void cider_link_push(struct cider_peer_link *l)
+{
+	struct cider_peer_wire *w;
+
+	lockdep_assert_held(&l->lock);
+	while (l->state == CIDER_LINK_LIVE && l->bl_len && l->tx_out < CIDER_LINK_TX) {
+		w = cider_link_tx_slot(l, l->tx_next);
+		*w = l->backlog[l->bl_head];
+		l->bl_head = (l->bl_head + 1) % CIDER_LINK_BACKLOG;
+		l->bl_len--;
+		if (cider_link_post_send(l, w)) {
+			l->state = CIDER_LINK_DEAD;
+			atomic64_inc(&l->sink->stats.link_failures);
+		}
+	}
+}
+
+static void cider_link_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct cider_peer_link *l = cq->cq_context;
+
+	spin_lock_bh(&l->lock);
+	l->tx_out--;
+	if (wc->status != IB_WC_SUCCESS && l->state == CIDER_LINK_LIVE) {
+		l->state = CIDER_LINK_DEAD;
+		atomic64_inc(&l->sink->stats.link_failures);
+	}
+	cider_link_push(l);
+	spin_unlock_bh(&l->lock);
+}
+
+int cider_peerlink_send(struct cider_peer_sink *from, u32 cn, u32 to_cn,
+			const struct cider_msg *m)
+{
+	struct cider_peer_link *l;
+	int ret = 0;
+
+	if (cn > CIDER_MAX_CN_ID)
+		return -ENOTCONN;
+	l = rcu_dereference(from->out[cn]);
+	if (!l || READ_ONCE(l->state) == CIDER_LINK_DEAD) {
+		if (time_after_eq(jiffies, READ_ONCE(from->retry_at[cn])) &&
+		    !test_and_set_bit(cn, from->want))
+			queue_work(system_long_wq, &from->connect_work);
+		return -ENOTCONN;
+	}
+	spin_lock_bh(&l->lock);
+	if (l->state == CIDER_LINK_DEAD) {
+		ret = -ENOTCONN;
+	} else if (l->bl_len == CIDER_LINK_BACKLOG) {
+		ret = -ENOBUFS;
+	} else {
+		cider_peer_encode(from, l->incarnation, to_cn, m,
+				  &l->backlog[(l->bl_head + l->bl_len++) % CIDER_LINK_BACKLOG]);
+		cider_link_push(l);
+	}
+	spin_unlock_bh(&l->lock);
+	return ret;
+}
+
+/* ---- set-up and teardown ---- */
+
+static struct cider_peer_link *cider_link_alloc(struct cider_peer_sink *sink, u32 cn,
+						u64 inc, bool passive)
+{
+	struct cider_peer_link *l = kzalloc(sizeof(*l), GFP_KERNEL);
+	unsigned int i;
+
+	if (!l)
+		return NULL;
+	l->buf = kzalloc(cider_link_buf_len(), GFP_KERNEL);
+	if (!l->buf) {
+		kfree(l);
+		return NULL;
+	}
+	l->sink = sink;
+	l->cn_id = cn;
+	l->incarnation = inc;
+	l->passive = passive;
+	l->state = CIDER_LINK_CONNECTING;
+	spin_lock_init(&l->lock);
+	init_completion(&l->cm_done);
+	INIT_LIST_HEAD(&l->node);
+	INIT_LIST_HEAD(&l->all);
+	for (i = 0; i < CIDER_LINK_RX; i++)
+		l->rx_cqe[i].done = cider_link_rx_done;
+	l->tx_cqe.done = cider_link_tx_done;
+	return l;
+}
+
+static void cider_link_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct cider_peer_link *l = ctx;
+
+	/* rxe may see the first packet before the CM sees the RTU (channel.c). */
+	if (ev->event == IB_EVENT_COMM_EST)
+		rdma_notify(l->cm_id, IB_EVENT_COMM_EST);
+}
+
+/* The QP and what it needs, on the device @l->cm_id resolved to. */
+static int cider_link_create_ib(struct cider_peer_link *l)
+{
+	struct ib_qp_init_attr qa = {};
+	unsigned int i;
+	int ret;
+
+	l->dev = l->cm_id->device;
+	l->pd = cider_ibdev_get_pd(l->dev);
+	if (IS_ERR(l->pd)) {
+		ret = PTR_ERR(l->pd);
+		l->pd = NULL;
+		return ret;
+	}
+	l->dma = ib_dma_map_single(l->dev, l->buf, cider_link_buf_len(), DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(l->dev, l->dma)) {
+		l->dma = 0;
+		return -ENOMEM;
+	}
+	l->cq = ib_alloc_cq(l->dev, l, CIDER_LINK_RX + CIDER_LINK_TX + 2, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(l->cq)) {
+		ret = PTR_ERR(l->cq);
+		l->cq = NULL;
+		return ret;
+	}
+	qa.event_handler = cider_link_qp_event;
+	qa.qp_context = l;
+	qa.send_cq = l->cq;
+	qa.recv_cq = l->cq;
+	qa.cap.max_send_wr = CIDER_LINK_TX + 1;		/* +1: ib_drain_qp() */
+	qa.cap.max_recv_wr = CIDER_LINK_RX + 1;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qa.qp_type = IB_QPT_RC;
+	ret = rdma_create_qp(l->cm_id, l->pd, &qa);
+	if (ret)
+		return ret;
+	l->qp = l->cm_id->qp;
+	for (i = 0; l->passive && !ret && i < CIDER_LINK_RX; i++)
+		ret = cider_link_post_recv(l, i);
+	return ret;
+}
+
+/* Stop @l (it is unreachable by senders), then free it.  Process context. */
+static void cider_link_destroy(struct cider_peer_link *l)
+{
+	spin_lock_bh(&l->lock);
+	l->state = CIDER_LINK_DEAD;
+	spin_unlock_bh(&l->lock);
+	if (l->qp) {
+		rdma_disconnect(l->cm_id);
+		ib_drain_qp(l->qp);
+		rdma_destroy_qp(l->cm_id);
+	}
+	if (l->cm_id)
+		rdma_destroy_id(l->cm_id);
+	if (l->cq)
+		ib_free_cq(l->cq);
+	if (l->dma)
+		ib_dma_unmap_single(l->dev, l->dma, cider_link_buf_len(), DMA_BIDIRECTIONAL);
+	if (l->pd)
+		cider_ibdev_put_pd(l->dev);
+	mutex_lock(&cider_links_lock);
+	list_del(&l->all);
+	mutex_unlock(&cider_links_lock);
+	/* What waited for the link is lost: the lease recovers it. */
+	atomic64_add(l->bl_len, &l->sink->stats.unreachable);
+	kfree(l->buf);
+	kfree(l);
+}
+
+static void cider_link_track(struct cider_peer_link *l)
+{
+	mutex_lock(&cider_links_lock);
+	list_add_tail(&l->all, &cider_links);
+	mutex_unlock(&cider_links_lock);
+}
+
+/* A connected link's connection ended (any side): it sends and receives no more. */
+static void cider_link_broken(struct cider_peer_link *l)
+{
+	spin_lock_bh(&l->lock);
+	if (l->state != CIDER_LINK_DEAD)
+		atomic64_inc(&l->sink->stats.link_failures);
+	l->state = CIDER_LINK_DEAD;
+	spin_unlock_bh(&l->lock);
+}
+
+static void cider_link_cm_done(struct cider_peer_link *l, int status)
+{
+	l->cm_status = status;
+	complete(&l->cm_done);
+}
+
+static int cider_link_connect_event(struct cider_peer_link *l, struct rdma_cm_event *ev)
+{
+	struct cider_peer_hello hello;
+	struct rdma_conn_param param = {
+		.private_data = &hello, .private_data_len = sizeof(hello),
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+	int ret;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = cider_link_create_ib(l);
+		return ret ?: rdma_resolve_route(l->cm_id, CIDER_LINK_CONNECT_MS);
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		cider_peer_hello_fill(l->sink, l->cn_id, l->incarnation, &hello);
+		return rdma_connect_locked(l->cm_id, &param);
+	case RDMA_CM_EVENT_ESTABLISHED:
+		spin_lock_bh(&l->lock);
+		l->state = CIDER_LINK_LIVE;
+		cider_link_push(l);
+		spin_unlock_bh(&l->lock);
+		cider_link_cm_done(l, 0);
+		return 0;
+	case RDMA_CM_EVENT_REJECTED:
+		return -ECONNREFUSED;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		return -EHOSTUNREACH;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		return -ECONNRESET;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		cider_link_broken(l);
+		return -ENOTCONN;
+	default:
+		return 0;
+	}
+}
+
+/* A link's own events (the listener's come to cider_listen_handler()). */
+static int cider_link_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct cider_peer_link *l = id->context;
+	int ret = cider_link_connect_event(l, ev);
+
+	if (ret && !completion_done(&l->cm_done))
+		cider_link_cm_done(l, ret);
+	return 0;	/* its owner destroys the id */
+}
+
+/* @sink's link to @cn, made now (its connect work), or -errno. */
+static int cider_link_connect(struct cider_peer_sink *sink, u32 cn)
+{
+	struct cider_mn_member e;
+	struct sockaddr_storage dst = {};
+	struct cider_peer_link *l;
+	int ret;
+
+	ret = cider_member_lookup(sink->mn, cn, &e);
+	if (ret)
+		return ret;
+	if (!(e.claim & CIDER_CLAIM_LIVE) || !e.port ||
+	    (e.family != AF_INET && e.family != AF_INET6))
+		return -EHOSTUNREACH;	/* not attached, or no listener */
+	if (e.family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&dst;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(e.port);
+		memcpy(&sin->sin_addr, e.addr, 4);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&dst;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(e.port);
+		memcpy(&sin6->sin6_addr, e.addr, 16);
+	}
+	l = cider_link_alloc(sink, cn, cider_claim_incarnation(e.claim), false);
+	if (!l)
+		return -ENOMEM;
+	cider_link_track(l);
+	l->cm_id = rdma_create_id(&init_net, cider_link_cm_handler, l, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(l->cm_id)) {
+		ret = PTR_ERR(l->cm_id);
+		l->cm_id = NULL;
+		goto fail;
+	}
+	/* Published while connecting: messages wait in its backlog. */
+	mutex_lock(&sink->links_lock);
+	if (sink->closing) {
+		mutex_unlock(&sink->links_lock);
+		ret = -ESHUTDOWN;
+		goto fail;
+	}
+	rcu_assign_pointer(sink->out[cn], l);
+	mutex_unlock(&sink->links_lock);
+	ret = rdma_resolve_addr(l->cm_id, NULL, (struct sockaddr *)&dst, CIDER_LINK_CONNECT_MS);
+	if (!ret && !wait_for_completion_timeout(&l->cm_done,
+						 msecs_to_jiffies(2 * CIDER_LINK_CONNECT_MS)))
+		ret = -ETIMEDOUT;
+	ret = ret ?: l->cm_status;
+	if (!ret) {
+		atomic64_inc(&sink->stats.links_made);
+		return 0;
+	}
+	mutex_lock(&sink->links_lock);
+	RCU_INIT_POINTER(sink->out[cn], NULL);
+	mutex_unlock(&sink->links_lock);
+	synchronize_rcu();
+fail:
+	cider_link_destroy(l);
+	return ret;
+}
+
+/* Make the links @sink's messages asked for (process context). */
+static void cider_link_connect_work(struct work_struct *work)
+{
+	struct cider_peer_sink *sink = container_of(work, struct cider_peer_sink, connect_work);
+	struct cider_peer_link *old;
+	unsigned int cn;
+	int ret;
+
+	for_each_set_bit(cn, sink->want, CIDER_MAX_CN_ID + 1) {
+		clear_bit(cn, sink->want);
+		mutex_lock(&sink->links_lock);
+		old = rcu_dereference_protected(sink->out[cn], lockdep_is_held(&sink->links_lock));
+		if (old && READ_ONCE(old->state) != CIDER_LINK_DEAD)
+			old = ERR_PTR(-EEXIST);		/* a live one: nothing to do */
+		else if (old)
+			RCU_INIT_POINTER(sink->out[cn], NULL);
+		mutex_unlock(&sink->links_lock);
+		if (IS_ERR(old))
+			continue;
+		if (old) {
+			synchronize_rcu();
+			cider_link_destroy(old);
+		}
+		ret = cider_link_connect(sink, cn);
+		if (ret) {
+			WRITE_ONCE(sink->retry_at[cn], jiffies + CIDER_LINK_RETRY);
+			atomic64_inc(&sink->stats.link_failures);
+			pr_warn_ratelimited("mn%u: cn %u: no link to cn %u: %pe\n", sink->mn->id,
+					    sink->cn_id, cn, ERR_PTR(ret));
+		}
+	}
+}
+
+void cider_peerlink_sink_init(struct cider_peer_sink *sink)
+{
+	mutex_init(&sink->links_lock);
+	INIT_LIST_HEAD(&sink->in);
+	INIT_WORK(&sink->connect_work, cider_link_connect_work);
+}
+
+void cider_peerlink_close(struct cider_peer_sink *sink)
+{
+	struct cider_peer_link *l, *tmp;
+	LIST_HEAD(in);
+	unsigned int cn;
+
+	mutex_lock(&sink->links_lock);
+	sink->closing = true;
+	mutex_unlock(&sink->links_lock);
+	cancel_work_sync(&sink->connect_work);
+	/* Senders are gone (the sink was unregistered): no RCU wait. */
+	mutex_lock(&sink->links_lock);
+	list_for_each_entry(l, &sink->in, node)
+		l->listed = false;
+	list_splice_init(&sink->in, &in);
+	for (cn = 0; cn <= CIDER_MAX_CN_ID; cn++) {
+		l = rcu_dereference_protected(sink->out[cn], lockdep_is_held(&sink->links_lock));
+		RCU_INIT_POINTER(sink->out[cn], NULL);
+		if (l)
+			list_add_tail(&l->node, &in);
+	}
+	mutex_unlock(&sink->links_lock);
+	list_for_each_entry_safe(l, tmp, &in, node)
+		cider_link_destroy(l);
+}
+
+/* ---- the listener ---- */
+
+/* Is @h's sender live in @sink's membership table with that incarnation? */
+static int cider_link_check_sender(struct cider_peer_sink *sink, const struct cider_peer_hello *h)
+{
+	struct cider_mn_member e;
+	int ret = cider_member_lookup(sink->mn, h->from_cn, &e);
+
+	if (ret)
+		return ret;
+	if (e.claim != (le64_to_cpu(h->from_inc) << 1 | CIDER_CLAIM_LIVE))
+		return -EACCES;
+	return le64_to_cpu(h->to_inc) == sink->incarnation ? 0 : -ESTALE;
+}
+
+/*
+ * Accepted links whose connection ended, off @sink's list onto @dead: a
+ * CN that connects again after its link broke does not leave them to
+ * pile up until the store goes.
+ */
+static void cider_link_reap(struct cider_peer_sink *sink, struct list_head *dead)
+{
+	struct cider_peer_link *l, *tmp;
+
+	lockdep_assert_held(&sink->links_lock);
+	list_for_each_entry_safe(l, tmp, &sink->in, node)
+		if (READ_ONCE(l->state) == CIDER_LINK_DEAD) {
+			l->listed = false;
+			list_move_tail(&l->node, dead);
+		}
+}
+
+/* A connect request on the listener: a new link, accepted, or refused. */
+static int cider_link_accept(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
+{
+	const struct cider_peer_hello *h = ev->param.conn.private_data;
+	struct rdma_conn_param param = { .rnr_retry_count = 7 };
+	struct cider_peer_link *l, *old, *tmp;
+	struct cider_peer_sink *sink;
+	LIST_HEAD(dead);
+	int ret;
+
+	if (!h || ev->param.conn.private_data_len < sizeof(*h) ||
+	    le32_to_cpu(h->magic) != CIDER_PEER_HELLO_MAGIC || h->version != CIDER_PEER_VERSION)
+		return -EPROTO;
+	sink = cider_peer_get_sink(h);
+	if (!sink)
+		return -ENOENT;
+	ret = cider_link_check_sender(sink, h);
+	l = ret ? NULL : cider_link_alloc(sink, h->from_cn, le64_to_cpu(h->from_inc), true);
+	if (!ret && !l)
+		ret = -ENOMEM;
+	if (ret)
+		goto out;
+	cider_link_track(l);
+	l->cm_id = id;
+	id->context = l;
+	ret = cider_link_create_ib(l);
+	if (!ret) {
+		mutex_lock(&sink->links_lock);
+		ret = sink->closing ? -ESHUTDOWN : 0;
+		if (!ret) {
+			cider_link_reap(sink, &dead);
+			list_add_tail(&l->node, &sink->in);
+			l->listed = true;
+		}
+		mutex_unlock(&sink->links_lock);
+	}
+	list_for_each_entry_safe(old, tmp, &dead, node)
+		cider_link_destroy(old);
+	if (!ret)
+		ret = rdma_accept(id, &param);
+	if (ret) {
+		/* rdma_cm destroys the id when we return the error. */
+		l->cm_id = NULL;
+		if (l->qp) {
+			rdma_destroy_qp(id);
+			l->qp = NULL;
+		}
+		mutex_lock(&sink->links_lock);
+		if (l->listed)
+			list_del_init(&l->node);
+		l->listed = false;
+		mutex_unlock(&sink->links_lock);
+		cider_link_destroy(l);
+	} else {
+		atomic64_inc(&sink->stats.links_accepted);
+	}
+out:
+	if (ret)
+		pr_warn_ratelimited("refused a link from cn %u to cn %u: %pe\n", h->from_cn,
+				    h->to_cn, ERR_PTR(ret));
+	cider_peer_put_sink(sink);
+	return ret;
+}
+
+static int cider_listen_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct cider_peer_link *l = id->context;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return cider_link_accept(id, ev) ? -ECONNREFUSED : 0;
+	if (!l || id == cider_listener)
+		return 0;
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		spin_lock_bh(&l->lock);
+		if (l->state == CIDER_LINK_CONNECTING)
+			l->state = CIDER_LINK_LIVE;
+		spin_unlock_bh(&l->lock);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+		cider_link_broken(l);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int cider_peerlink_init(void)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_ANY),
+		.sin_port = htons(cider_peer_port),
+	};
+	struct rdma_cm_id *id;
+	int ret;
+
+	if (cider_peer_port > U16_MAX)
+		return -EINVAL;
+	id = rdma_create_id(&init_net, cider_listen_handler, NULL, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = rdma_bind_addr(id, (struct sockaddr *)&sin);
+	ret = ret ?: rdma_listen(id, 64);
+	if (ret) {
+		rdma_destroy_id(id);
+		return ret;
+	}
+	cider_listener = id;
+	/* Bound: the port rdma_cm chose if peer_port was 0. */
+	cider_listener_port = ntohs(((struct sockaddr_in *)&id->route.addr.src_addr)->sin_port);
+	pr_info("compute nodes reach this one on port %u\n", cider_listener_port);
+	return 0;
+}
+
+void cider_peerlink_exit(void)
+{
+	if (cider_listener)
+		rdma_destroy_id(cider_listener);
+	cider_listener = NULL;
+	cider_listener_port = 0;
+}
+
+/*
+ * Take @l from its sink, unless another path already has (the sink's
+ * close, its connect work replacing it, a failed connect or accept):
+ * then that path destroys it.  Under cider_links_lock, so @l and its
+ * sink are still there.
+ */
+static bool cider_link_take(struct cider_peer_link *l)
+{
+	struct cider_peer_sink *sink = l->sink;
+	bool taken = false;
+
+	lockdep_assert_held(&cider_links_lock);
+	mutex_lock(&sink->links_lock);
+	if (!l->passive &&
+	    rcu_access_pointer(sink->out[l->cn_id]) == l) {
+		RCU_INIT_POINTER(sink->out[l->cn_id], NULL);
+		taken = true;
+	} else if (l->passive && l->listed) {
+		list_del_init(&l->node);
+		l->listed = false;
+		taken = true;
+	}
+	mutex_unlock(&sink->links_lock);
+	return taken;
+}
+
+/*
+ * rdma_cm waits for every id on a removed device to be destroyed: every
+ * link on @ibdev goes now (a store's links usually share its node's
+ * device, whose removal has closed them already).
+ */
+void cider_peerlink_device_removed(struct ib_device *ibdev)
+{
+	struct cider_peer_link *l, *found;
+
+	do {
+		found = NULL;
+		mutex_lock(&cider_links_lock);
+		list_for_each_entry(l, &cider_links, all) {
+			if (l->dev == ibdev && cider_link_take(l)) {
+				found = l;
+				break;
+			}
+		}
+		mutex_unlock(&cider_links_lock);
+		if (found) {
+			synchronize_rcu();	/* senders that found it are done */
+			cider_link_destroy(found);
+		}
+	} while (found);
+}
