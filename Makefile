@@ -36,10 +36,10 @@ SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
 HOST_TESTS := lib/test_libcider $(CORE_TESTS) tools/cider-sim/tests/test_lincheck
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
-	 tools/cider-sim/cider-sim build/cider-sim-san
+	 tools/cider-sim/cider-sim build/cider-sim-san tools/vm/cider-hub
 
 .PHONY: sim-equiv sim-report soak bench host-tests all deps module module-debug module-6.12 sparse-6.12 \
-	debug-selftests sparse checkpatch soak-kv abi-compat \
+	debug-selftests sparse checkpatch soak-kv abi-compat check-cluster \
 	userspace check check-debug demo shell clean help
 
 all: module userspace
@@ -109,6 +109,9 @@ lib/libcider.a: $(LIB_SRC) $(LIB_HDR) lib/cider-uring.c lib/cider-uring.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-kv.o lib/cider-kv.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-uring.o lib/cider-uring.c
 	ar rcs $@ lib/cider.o lib/cider-kv.o lib/cider-uring.o
+
+tools/vm/cider-hub: tools/vm/cider-hub.c
+	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
 tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a
@@ -194,6 +197,10 @@ bench: deps module userspace
 # seconds (default 120), SOAK_KV_SEED to reproduce a run.
 soak-kv: deps module userspace
 	tools/soak-kv
+
+# Two compute nodes in two kernels (the virtual cluster, Documentation/cluster.rst).
+check-cluster: deps module userspace
+	tools/vm/cider-vm cluster --cns 2 --out build/cluster --timeout 900 -- selftests/cluster/two-cns
 
 # The previous release's ciderctl against this module and back (tools/abi-compat).
 abi-compat: deps module userspace

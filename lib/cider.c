@@ -137,7 +137,20 @@ int cider_mn_info(int fd, unsigned int mn_id, struct cider_mn_info *mi)
 	memset(mi, 0, sizeof(*mi));
 	mi->size = sizeof(*mi);
 	mi->mn_id = mn_id;
-	return ioctl(fd, CIDER_IOC_MN_INFO, mi) < 0 ? -errno : 0;
+	if (ioctl(fd, CIDER_IOC_MN_INFO, mi) == 0)
+		return 0;
+	if (errno != ENOTTY)
+		return -errno;
+	/*
+	 * A module from before growing structures (release 0.1.0, without
+	 * CIDER_FEAT_EXT_ARGS) knows the structure's first size only: ask
+	 * again with it.  The fields past it stay 0 ("unknown").
+	 */
+	memset(mi, 0, sizeof(*mi));
+	mi->size = CIDER_MN_INFO_SIZE_VER0;
+	mi->mn_id = mn_id;
+	return ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, CIDER_IOC_MAGIC, _IOC_NR(CIDER_IOC_MN_INFO),
+			      CIDER_MN_INFO_SIZE_VER0), mi) < 0 ? -errno : 0;
 }
 
 void cider_raw_batch_init(struct cider_raw_batch *rb, unsigned int mn_id,
