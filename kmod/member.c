@@ -164,7 +164,8 @@ static int cider_member_announce(struct cider_mn *mn)
 	else
 		return 0;
 	e.family = src->sa_family;
-	e.port = cider_peerlink_port();
+	/* The listener takes IPv4 only (peerlink.c): no port for another family. */
+	e.port = e.family == AF_INET ? cider_peerlink_port() : 0;
 	b = cider_batch_alloc(1, 24, GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
@@ -295,9 +296,12 @@ void cider_member_beat(struct cider_mn *mn)
 /*
  * Give the entry back (teardown: the node no longer LIVE, every channel
  * but the first destroyed).  The CAS goes out on the first channel after
- * whatever it still carries, and RC executes a QP's operations in order:
- * once it has executed, nothing of this incarnation can.  If the node
- * cannot say so (lost), this kernel remembers the incarnation as dead.
+ * whatever it still carries, and RC executes a QP's operations in order;
+ * the other channels were drained, so what they posted has executed or
+ * was flushed (a request already on the wire when flushed may still
+ * land, within the network's packet lifetime: microseconds).  If the
+ * node cannot say so (lost), this kernel remembers the incarnation as
+ * dead.
  */
 void cider_member_release(struct cider_mn *mn)
 {

@@ -175,9 +175,7 @@ void cider_peer_send(struct cider_peer_sink *from, u32 to_cn, const struct cider
 	} else if (!READ_ONCE(from->live) ||
 		   cider_peerlink_send(from, to_cn / CIDER_PEER_SHARDS, to_cn, m)) {
 		atomic64_inc(&from->stats.unreachable);
-	} else {
-		atomic64_inc(&from->stats.remote);
-	}
+	}	/* else the link counts it, remote when posted or unreachable when lost */
 	rcu_read_unlock();
 }
 

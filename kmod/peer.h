@@ -75,7 +75,7 @@ struct cider_peer_stats {
 	atomic64_t invalid;		/* refused on receipt: malformed, misaddressed */
 	atomic64_t stale;		/* for an earlier incarnation of the addressee */
 	atomic64_t full;		/* the addressee's inbox was full */
-	atomic64_t remote;		/* of those sent, over a link to another kernel */
+	atomic64_t remote;		/* of those sent, posted on a link */
 	atomic64_t links_made;		/* links this store connected */
 	atomic64_t links_accepted;	/* links other compute nodes connected */
 	atomic64_t link_failures;	/* connects that failed, links that broke */

@@ -23,6 +23,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/module.h>
@@ -61,8 +62,9 @@ struct cider_peer_link {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
-	struct completion cm_done;
+	struct completion cm_done;	/* the connect's outcome, once: */
 	int cm_status;
+	bool cm_reported;		/* under lock */
 	spinlock_t lock;		/* _bh: everything below */
 	int state;
 	unsigned int tx_next, tx_out;
@@ -102,6 +104,25 @@ static dma_addr_t cider_link_dma(struct cider_peer_link *l, const struct cider_p
 
 /* ---- the data path ---- */
 
+/* A connected link's connection ended (any side): it sends and receives no more. */
+static void cider_link_broken(struct cider_peer_link *l)
+{
+	spin_lock_bh(&l->lock);
+	if (l->state != CIDER_LINK_DEAD)
+		atomic64_inc(&l->sink->stats.link_failures);
+	l->state = CIDER_LINK_DEAD;
+	spin_unlock_bh(&l->lock);
+}
+
+/* Ask @sink's work to look at its links (any context). */
+static void cider_link_kick(struct cider_peer_sink *sink)
+{
+	rcu_read_lock();
+	if (READ_ONCE(sink->live))	/* its close cancels the work after a grace period */
+		queue_work(system_long_wq, &sink->connect_work);
+	rcu_read_unlock();
+}
+
 static int cider_link_post_recv(struct cider_peer_link *l, unsigned int i)
 {
 	struct ib_sge sge = {
@@ -132,8 +153,11 @@ static void cider_link_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	else
 		atomic64_inc(&l->sink->stats.invalid);
 	/* Also before the CM saw the connection up: the first SEND can come first. */
-	if (READ_ONCE(l->state) != CIDER_LINK_DEAD && cider_link_post_recv(l, i))
-		atomic64_inc(&l->sink->stats.link_failures);
+	if (READ_ONCE(l->state) != CIDER_LINK_DEAD && cider_link_post_recv(l, i)) {
+		/* No receive ring: the connection must go, or the sender stalls. */
+		cider_link_broken(l);
+		cider_link_kick(l->sink);
+	}
 }
 
 /* Post @w (a TX slot's) now: the link is LIVE with a send to spare. */
@@ -156,6 +180,7 @@ static int cider_link_post_send(struct cider_peer_link *l, struct cider_peer_wir
 	if (!ret) {
 		l->tx_next++;
 		l->tx_out++;
+		atomic64_inc(&l->sink->stats.remote);
 	}
 	return ret;
 }
@@ -174,6 +199,7 @@ static void cider_link_push(struct cider_peer_link *l)
 		if (cider_link_post_send(l, w)) {
 			l->state = CIDER_LINK_DEAD;
 			atomic64_inc(&l->sink->stats.link_failures);
+			atomic64_inc(&l->sink->stats.unreachable);	/* this one */
 		}
 	}
 }
@@ -267,6 +293,8 @@ static int cider_link_create_ib(struct cider_peer_link *l)
 	unsigned int i;
 	int ret;
 
+	if (READ_ONCE(l->state) == CIDER_LINK_DEAD)
+		return -ENODEV;		/* its device went while it resolved */
 	l->dev = l->cm_id->device;
 	l->pd = cider_ibdev_get_pd(l->dev);
 	if (IS_ERR(l->pd)) {
@@ -304,19 +332,25 @@ static int cider_link_create_ib(struct cider_peer_link *l)
 	return ret;
 }
 
-/* Stop @l (it is unreachable by senders), then free it.  Process context. */
+/*
+ * Stop @l (no sender can reach it any more), then free it.  Process
+ * context, never from its own CM handler.  The id goes first: once
+ * rdma_destroy_id() returns no handler of it runs, so the QP a handler
+ * may have been creating meanwhile is there to destroy.
+ */
 static void cider_link_destroy(struct cider_peer_link *l)
 {
 	spin_lock_bh(&l->lock);
 	l->state = CIDER_LINK_DEAD;
 	spin_unlock_bh(&l->lock);
-	if (l->qp) {
+	if (l->cm_id) {
 		rdma_disconnect(l->cm_id);
-		ib_drain_qp(l->qp);
-		rdma_destroy_qp(l->cm_id);
-	}
-	if (l->cm_id)
 		rdma_destroy_id(l->cm_id);
+	}
+	if (l->qp) {
+		ib_drain_qp(l->qp);
+		ib_destroy_qp(l->qp);
+	}
 	if (l->cq)
 		ib_free_cq(l->cq);
 	if (l->dma)
@@ -339,20 +373,19 @@ static void cider_link_track(struct cider_peer_link *l)
 	mutex_unlock(&cider_links_lock);
 }
 
-/* A connected link's connection ended (any side): it sends and receives no more. */
-static void cider_link_broken(struct cider_peer_link *l)
-{
-	spin_lock_bh(&l->lock);
-	if (l->state != CIDER_LINK_DEAD)
-		atomic64_inc(&l->sink->stats.link_failures);
-	l->state = CIDER_LINK_DEAD;
-	spin_unlock_bh(&l->lock);
-}
-
+/* The connect's outcome, told once (its handler, or a device going away). */
 static void cider_link_cm_done(struct cider_peer_link *l, int status)
 {
-	l->cm_status = status;
-	complete(&l->cm_done);
+	bool first;
+
+	spin_lock_bh(&l->lock);
+	first = !l->cm_reported;
+	l->cm_reported = true;
+	if (first)
+		l->cm_status = status;
+	spin_unlock_bh(&l->lock);
+	if (first)
+		complete(&l->cm_done);
 }
 
 static int cider_link_connect_event(struct cider_peer_link *l, struct rdma_cm_event *ev)
@@ -372,12 +405,17 @@ static int cider_link_connect_event(struct cider_peer_link *l, struct rdma_cm_ev
 		cider_peer_hello_fill(l->sink, l->cn_id, l->incarnation, &hello);
 		return rdma_connect_locked(l->cm_id, &param);
 	case RDMA_CM_EVENT_ESTABLISHED:
+		/* Only a link still being made: a late one stays dead. */
 		spin_lock_bh(&l->lock);
-		l->state = CIDER_LINK_LIVE;
-		cider_link_push(l);
+		ret = l->state == CIDER_LINK_CONNECTING ? 0 : -ENOTCONN;
+		if (!ret) {
+			l->state = CIDER_LINK_LIVE;
+			cider_link_push(l);
+		}
 		spin_unlock_bh(&l->lock);
-		cider_link_cm_done(l, 0);
-		return 0;
+		if (!ret)
+			cider_link_cm_done(l, 0);
+		return ret;
 	case RDMA_CM_EVENT_REJECTED:
 		return -ECONNREFUSED;
 	case RDMA_CM_EVENT_ADDR_ERROR:
@@ -402,62 +440,74 @@ static int cider_link_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev
 	struct cider_peer_link *l = id->context;
 	int ret = cider_link_connect_event(l, ev);
 
-	if (ret && !completion_done(&l->cm_done))
+	if (ret)
 		cider_link_cm_done(l, ret);
 	return 0;	/* its owner destroys the id */
 }
 
-/* @sink's link to @cn, made now (its connect work), or -errno. */
-static int cider_link_connect(struct cider_peer_sink *sink, u32 cn)
+/* @cn's membership entry as a place to connect to: 0, or -errno. */
+static int cider_link_dst(struct cider_peer_sink *sink, u32 cn, struct sockaddr_storage *dst,
+			  u64 *inc)
 {
 	struct cider_mn_member e;
-	struct sockaddr_storage dst = {};
-	struct cider_peer_link *l;
 	int ret;
 
 	ret = cider_member_lookup(sink->mn, cn, &e);
 	if (ret)
 		return ret;
-	if (!(e.claim & CIDER_CLAIM_LIVE) || !e.port ||
-	    (e.family != AF_INET && e.family != AF_INET6))
-		return -EHOSTUNREACH;	/* not attached, or no listener */
-	if (e.family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)&dst;
+	/* Not attached, or no listener (the listener takes IPv4 only). */
+	if (!(e.claim & CIDER_CLAIM_LIVE) || !e.port || e.family != AF_INET)
+		return -EHOSTUNREACH;
+	memset(dst, 0, sizeof(*dst));
+	((struct sockaddr_in *)dst)->sin_family = AF_INET;
+	((struct sockaddr_in *)dst)->sin_port = htons(e.port);
+	memcpy(&((struct sockaddr_in *)dst)->sin_addr, e.addr, 4);
+	*inc = cider_claim_incarnation(e.claim);
+	return 0;
+}
 
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(e.port);
-		memcpy(&sin->sin_addr, e.addr, 4);
-	} else {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&dst;
+/*
+ * @sink's link to @cn, made now (its connect work, the only one that
+ * publishes and unpublishes sink->out[]), or -errno.
+ */
+static int cider_link_connect(struct cider_peer_sink *sink, u32 cn)
+{
+	struct sockaddr_storage dst;
+	struct cider_peer_link *l;
+	u64 inc;
+	int ret;
 
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(e.port);
-		memcpy(&sin6->sin6_addr, e.addr, 16);
-	}
-	l = cider_link_alloc(sink, cn, cider_claim_incarnation(e.claim), false);
+	ret = cider_link_dst(sink, cn, &dst, &inc);
+	if (ret)
+		return ret;
+	l = cider_link_alloc(sink, cn, inc, false);
 	if (!l)
 		return -ENOMEM;
-	cider_link_track(l);
 	l->cm_id = rdma_create_id(&init_net, cider_link_cm_handler, l, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(l->cm_id)) {
 		ret = PTR_ERR(l->cm_id);
 		l->cm_id = NULL;
-		goto fail;
+		goto out;
 	}
+	cider_link_track(l);
 	/* Published while connecting: messages wait in its backlog. */
 	mutex_lock(&sink->links_lock);
-	if (sink->closing) {
-		mutex_unlock(&sink->links_lock);
-		ret = -ESHUTDOWN;
-		goto fail;
-	}
-	rcu_assign_pointer(sink->out[cn], l);
+	ret = sink->closing ? -ESHUTDOWN : 0;
+	if (!ret)
+		rcu_assign_pointer(sink->out[cn], l);
 	mutex_unlock(&sink->links_lock);
+	if (ret)
+		goto out;
 	ret = rdma_resolve_addr(l->cm_id, NULL, (struct sockaddr *)&dst, CIDER_LINK_CONNECT_MS);
-	if (!ret && !wait_for_completion_timeout(&l->cm_done,
-						 msecs_to_jiffies(2 * CIDER_LINK_CONNECT_MS)))
-		ret = -ETIMEDOUT;
-	ret = ret ?: l->cm_status;
+	if (ret)
+		cider_link_cm_done(l, ret);
+	if (!wait_for_completion_timeout(&l->cm_done, msecs_to_jiffies(2 * CIDER_LINK_CONNECT_MS)))
+		cider_link_cm_done(l, -ETIMEDOUT);
+	spin_lock_bh(&l->lock);
+	ret = l->cm_status;
+	if (!ret && l->state != CIDER_LINK_LIVE)
+		ret = -ENOTCONN;	/* broke already (its device went) */
+	spin_unlock_bh(&l->lock);
 	if (!ret) {
 		atomic64_inc(&sink->stats.links_made);
 		return 0;
@@ -465,35 +515,65 @@ static int cider_link_connect(struct cider_peer_sink *sink, u32 cn)
 	mutex_lock(&sink->links_lock);
 	RCU_INIT_POINTER(sink->out[cn], NULL);
 	mutex_unlock(&sink->links_lock);
-	synchronize_rcu();
-fail:
+	synchronize_rcu();	/* senders that found it are done */
+out:
 	cider_link_destroy(l);
 	return ret;
 }
 
-/* Make the links @sink's messages asked for (process context). */
+/*
+ * Links of @sink whose connection ended, off the sink: an accepted one
+ * is disconnected so that its sender makes its link again, a made one
+ * is made again on the next message.
+ */
+static void cider_link_reap(struct cider_peer_sink *sink)
+{
+	struct cider_peer_link *l, *tmp;
+	LIST_HEAD(dead);
+	unsigned int cn;
+
+	mutex_lock(&sink->links_lock);
+	list_for_each_entry_safe(l, tmp, &sink->in, node) {
+		if (READ_ONCE(l->state) == CIDER_LINK_DEAD) {
+			l->listed = false;
+			list_move_tail(&l->node, &dead);
+		}
+	}
+	for (cn = 0; cn <= CIDER_MAX_CN_ID; cn++) {
+		l = rcu_dereference_protected(sink->out[cn], lockdep_is_held(&sink->links_lock));
+		if (l && READ_ONCE(l->state) == CIDER_LINK_DEAD) {
+			RCU_INIT_POINTER(sink->out[cn], NULL);
+			list_add_tail(&l->node, &dead);
+		}
+	}
+	mutex_unlock(&sink->links_lock);
+	if (list_empty(&dead))
+		return;
+	synchronize_rcu();	/* senders that found a made one are done */
+	list_for_each_entry_safe(l, tmp, &dead, node)
+		cider_link_destroy(l);
+}
+
+/* Reap the links that died, then make the ones messages asked for (process context). */
 static void cider_link_connect_work(struct work_struct *work)
 {
 	struct cider_peer_sink *sink = container_of(work, struct cider_peer_sink, connect_work);
-	struct cider_peer_link *old;
+	struct cider_peer_link *l;
 	unsigned int cn;
+	bool closing;
 	int ret;
 
+	cider_link_reap(sink);
 	for_each_set_bit(cn, sink->want, CIDER_MAX_CN_ID + 1) {
 		clear_bit(cn, sink->want);
 		mutex_lock(&sink->links_lock);
-		old = rcu_dereference_protected(sink->out[cn], lockdep_is_held(&sink->links_lock));
-		if (old && READ_ONCE(old->state) != CIDER_LINK_DEAD)
-			old = ERR_PTR(-EEXIST);		/* a live one: nothing to do */
-		else if (old)
-			RCU_INIT_POINTER(sink->out[cn], NULL);
+		closing = sink->closing;
+		l = rcu_dereference_protected(sink->out[cn], lockdep_is_held(&sink->links_lock));
 		mutex_unlock(&sink->links_lock);
-		if (IS_ERR(old))
+		if (closing)
+			return;
+		if (l)		/* made meanwhile, or dead and reaped on the next run */
 			continue;
-		if (old) {
-			synchronize_rcu();
-			cider_link_destroy(old);
-		}
 		ret = cider_link_connect(sink, cn);
 		if (ret) {
 			WRITE_ONCE(sink->retry_at[cn], jiffies + CIDER_LINK_RETRY);
@@ -514,7 +594,7 @@ void cider_peerlink_sink_init(struct cider_peer_sink *sink)
 void cider_peerlink_close(struct cider_peer_sink *sink)
 {
 	struct cider_peer_link *l, *tmp;
-	LIST_HEAD(in);
+	LIST_HEAD(all);
 	unsigned int cn;
 
 	mutex_lock(&sink->links_lock);
@@ -525,21 +605,25 @@ void cider_peerlink_close(struct cider_peer_sink *sink)
 	mutex_lock(&sink->links_lock);
 	list_for_each_entry(l, &sink->in, node)
 		l->listed = false;
-	list_splice_init(&sink->in, &in);
+	list_splice_init(&sink->in, &all);
 	for (cn = 0; cn <= CIDER_MAX_CN_ID; cn++) {
 		l = rcu_dereference_protected(sink->out[cn], lockdep_is_held(&sink->links_lock));
 		RCU_INIT_POINTER(sink->out[cn], NULL);
 		if (l)
-			list_add_tail(&l->node, &in);
+			list_add_tail(&l->node, &all);
 	}
 	mutex_unlock(&sink->links_lock);
-	list_for_each_entry_safe(l, tmp, &in, node)
+	list_for_each_entry_safe(l, tmp, &all, node)
 		cider_link_destroy(l);
 }
 
 /* ---- the listener ---- */
 
-/* Is @h's sender live in @sink's membership table with that incarnation? */
+/*
+ * Is @h's sender live in @sink's membership table with that incarnation?
+ * One READ on the memory node, in the CM handler: rdma_cm's work waits
+ * for it (bounded by op_timeout_ms; at once when the node is lost).
+ */
 static int cider_link_check_sender(struct cider_peer_sink *sink, const struct cider_peer_hello *h)
 {
 	struct cider_mn_member e;
@@ -553,30 +637,37 @@ static int cider_link_check_sender(struct cider_peer_sink *sink, const struct ci
 }
 
 /*
- * Accepted links whose connection ended, off @sink's list onto @dead: a
- * CN that connects again after its link broke does not leave them to
- * pile up until the store goes.
+ * The link accepted on @id becomes the sink's, unless the sink is
+ * closing or the link's device went meanwhile: -errno.  Last step of the
+ * handler: nobody else destroys a link before it is listed.
  */
-static void cider_link_reap(struct cider_peer_sink *sink, struct list_head *dead)
+static int cider_link_publish(struct cider_peer_link *l)
 {
-	struct cider_peer_link *l, *tmp;
+	struct cider_peer_sink *sink = l->sink;
+	int ret;
 
-	lockdep_assert_held(&sink->links_lock);
-	list_for_each_entry_safe(l, tmp, &sink->in, node)
-		if (READ_ONCE(l->state) == CIDER_LINK_DEAD) {
-			l->listed = false;
-			list_move_tail(&l->node, dead);
-		}
+	mutex_lock(&sink->links_lock);
+	ret = sink->closing ? -ESHUTDOWN : 0;
+	if (!ret && READ_ONCE(l->state) == CIDER_LINK_DEAD)
+		ret = -ENODEV;
+	if (!ret) {
+		list_add_tail(&l->node, &sink->in);
+		l->listed = true;
+	}
+	mutex_unlock(&sink->links_lock);
+	return ret;
 }
 
-/* A connect request on the listener: a new link, accepted, or refused. */
+/*
+ * A connect request on the listener: a new link, accepted and listed, or
+ * refused (-errno: rdma_cm then destroys @id, after we destroyed its QP).
+ */
 static int cider_link_accept(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 {
 	const struct cider_peer_hello *h = ev->param.conn.private_data;
 	struct rdma_conn_param param = { .rnr_retry_count = 7 };
-	struct cider_peer_link *l, *old, *tmp;
 	struct cider_peer_sink *sink;
-	LIST_HEAD(dead);
+	struct cider_peer_link *l;
 	int ret;
 
 	if (!h || ev->param.conn.private_data_len < sizeof(*h) ||
@@ -591,36 +682,19 @@ static int cider_link_accept(struct rdma_cm_id *id, const struct rdma_cm_event *
 		ret = -ENOMEM;
 	if (ret)
 		goto out;
-	cider_link_track(l);
 	l->cm_id = id;
 	id->context = l;
+	cider_link_track(l);
 	ret = cider_link_create_ib(l);
-	if (!ret) {
-		mutex_lock(&sink->links_lock);
-		ret = sink->closing ? -ESHUTDOWN : 0;
-		if (!ret) {
-			cider_link_reap(sink, &dead);
-			list_add_tail(&l->node, &sink->in);
-			l->listed = true;
-		}
-		mutex_unlock(&sink->links_lock);
-	}
-	list_for_each_entry_safe(old, tmp, &dead, node)
-		cider_link_destroy(old);
-	if (!ret)
-		ret = rdma_accept(id, &param);
+	ret = ret ?: rdma_accept(id, &param);
+	ret = ret ?: cider_link_publish(l);
 	if (ret) {
-		/* rdma_cm destroys the id when we return the error. */
+		/* rdma_cm destroys the id when the handler returns the error. */
 		l->cm_id = NULL;
 		if (l->qp) {
 			rdma_destroy_qp(id);
 			l->qp = NULL;
 		}
-		mutex_lock(&sink->links_lock);
-		if (l->listed)
-			list_del_init(&l->node);
-		l->listed = false;
-		mutex_unlock(&sink->links_lock);
 		cider_link_destroy(l);
 	} else {
 		atomic64_inc(&sink->stats.links_accepted);
@@ -654,7 +728,9 @@ static int cider_listen_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_REJECTED:
+		/* Its work destroys it: never from its own handler. */
 		cider_link_broken(l);
+		cider_link_kick(l->sink);
 		break;
 	default:
 		break;
@@ -699,53 +775,43 @@ void cider_peerlink_exit(void)
 }
 
 /*
- * Take @l from its sink, unless another path already has (the sink's
- * close, its connect work replacing it, a failed connect or accept):
- * then that path destroys it.  Under cider_links_lock, so @l and its
- * sink are still there.
- */
-static bool cider_link_take(struct cider_peer_link *l)
-{
-	struct cider_peer_sink *sink = l->sink;
-	bool taken = false;
-
-	lockdep_assert_held(&cider_links_lock);
-	mutex_lock(&sink->links_lock);
-	if (!l->passive &&
-	    rcu_access_pointer(sink->out[l->cn_id]) == l) {
-		RCU_INIT_POINTER(sink->out[l->cn_id], NULL);
-		taken = true;
-	} else if (l->passive && l->listed) {
-		list_del_init(&l->node);
-		l->listed = false;
-		taken = true;
-	}
-	mutex_unlock(&sink->links_lock);
-	return taken;
-}
-
-/*
- * rdma_cm waits for every id on a removed device to be destroyed: every
- * link on @ibdev goes now (a store's links usually share its node's
- * device, whose removal has closed them already).
+ * rdma_cm waits for every id on a removed device to be destroyed, and our
+ * ib_client's .remove runs before its own: every link on @ibdev goes now.
+ * A store's links usually share its node's device, whose removal closed
+ * them already; the others are marked dead (a connect under way ends
+ * -ENODEV) and their sinks' works destroy them, waited for here.  The
+ * sinks are held by their nodes' references meanwhile.
  */
 void cider_peerlink_device_removed(struct ib_device *ibdev)
 {
-	struct cider_peer_link *l, *found;
+	struct cider_peer_sink *sinks[16];
+	struct cider_peer_link *l;
+	unsigned int n, i;
 
 	do {
-		found = NULL;
+		n = 0;
 		mutex_lock(&cider_links_lock);
 		list_for_each_entry(l, &cider_links, all) {
-			if (l->dev == ibdev && cider_link_take(l)) {
-				found = l;
-				break;
-			}
+			if (l->dev != ibdev)
+				continue;
+			cider_link_broken(l);
+			if (!l->passive)
+				cider_link_cm_done(l, -ENODEV);
+			for (i = 0; i < n && sinks[i] != l->sink; i++)
+				;
+			if (i < n || n == ARRAY_SIZE(sinks))
+				continue;	/* held already, or next round */
+			if (kref_get_unless_zero(&l->sink->mn->ref))
+				sinks[n++] = l->sink;
 		}
 		mutex_unlock(&cider_links_lock);
-		if (found) {
-			synchronize_rcu();	/* senders that found it are done */
-			cider_link_destroy(found);
+		for (i = 0; i < n; i++) {
+			queue_work(system_long_wq, &sinks[i]->connect_work);
+			flush_work(&sinks[i]->connect_work);
+			cider_peer_put_sink(sinks[i]);
 		}
-	} while (found);
+		/* One still being accepted fails its publish and goes by itself. */
+		if (n)
+			msleep(10);
+	} while (n);
 }

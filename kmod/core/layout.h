@@ -43,9 +43,9 @@
 struct cider_mn_member {
 	u64 claim;
 	u64 heartbeat;
-	u8 addr[16];		/* for CN-to-CN links: IPv4-mapped IPv6, or 0 */
-	u16 port;		/* its listener's, host order; 0: none */
-	u16 family;		/* AF_INET6 numbering of the CN's host, or 0 */
+	u8 addr[16];		/* where other CNs reach it: 4 bytes (AF_INET) or 16 */
+	u16 port;		/* its peer listener's, host order; 0: none */
+	u16 family;		/* Linux's AF_INET or AF_INET6, or 0 */
 	u32 reserved0;
 	u64 reserved[3];
 };
