@@ -812,6 +812,6 @@ void cider_peerlink_device_removed(struct ib_device *ibdev)
 		}
 		/* One still being accepted fails its publish and goes by itself. */
 		if (n)
-			msleep(10);
+			msleep(20);
 	} while (n);
 }
