@@ -147,7 +147,9 @@ struct thread {
  * allocation failures add.  ECOMM: a raw batch's WRITE or atomic was sent
  * when its node was lost or detached (outcome unknown, uapi).  E2BIG: a
  * structure longer than the module's with a non-zero byte past it (an
- * ioctl number of another size reaches its call: cider(4), growth). */
+ * ioctl number of another size reaches its call: cider(4), growth).
+ * EADDRINUSE: an attach with a cn id another live attach holds in the
+ * memory node's membership table (cider(4)). */
 static bool errno_expected(int e)
 {
 	switch (e) {
@@ -156,7 +158,7 @@ static bool errno_expected(int e)
 	case EHOSTUNREACH: case ENETUNREACH: case EOPNOTSUPP: case EPROTO:
 	case ENOTCONN: case EIO: case EREMOTEIO: case EBADF: case EINTR:
 	case ENODEV: case EAGAIN: case ECANCELED: case EADDRNOTAVAIL:
-	case ECONNRESET: case ECOMM: case E2BIG:
+	case ECONNRESET: case ECOMM: case E2BIG: case EADDRINUSE:
 		return true;
 	}
 	return false;
