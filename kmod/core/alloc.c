@@ -44,13 +44,22 @@ static enum cider_step cider_alloc_once(struct cider_client *c)
 	case CIDER_ALLOC_CARVE:
 		if (!cider_slab_alloc(&cn->slab, cider_alloc_cls(c), cider_now(c), &a->blk))
 			return CIDER_STEP_DONE;
-		/* The slab is empty: claim a chunk. */
+		/*
+		 * The slab is empty: claim a chunk, unless another client is
+		 * claiming one already; then wait a round trip for it and
+		 * carve again.  (Every client claiming its own cost a fresh
+		 * store 32 chunks for one chunk's worth of blocks.)
+		 */
+		if (cn->slab.claimer[cider_alloc_cls(c)])
+			return cider_sleep(c, cider_max_u64(cfg->backoff_t0_ns, 1000));
+		cn->slab.claimer[cider_alloc_cls(c)] = c->index + 1;
 		v_reset(c);
 		v_faa(c, cfg->alloc_cursor, cfg->chunk_size);
 		a->state = CIDER_ALLOC_CHUNK;
 		return CIDER_STEP_POSTED;
 	case CIDER_ALLOC_CHUNK:
 	default:
+		cn->slab.claimer[cider_alloc_cls(c)] = 0;
 		if (c->v[0].old + cfg->chunk_size > cfg->data_size_limit) {
 			a->blk = 0;
 			return CIDER_STEP_DONE;
@@ -159,4 +168,15 @@ const char *cider_fence_state_name(u8 state)
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "fence:?";
+}
+
+/* A client that dies while claiming a chunk lets the others claim. */
+void cider_alloc_crash(struct cider_client *c)
+{
+	struct cider_slab *s = &c->cn->slab;
+	unsigned int i;
+
+	for (i = 0; i < CIDER_NR_CLASSES; i++)
+		if (s->claimer[i] == c->index + 1)
+			s->claimer[i] = 0;
 }

@@ -31,6 +31,7 @@ struct cider_fence {
 
 void cider_alloc_init(struct cider_client *c);
 enum cider_step cider_alloc_step(struct cider_client *c);
+void cider_alloc_crash(struct cider_client *c);
 const char *cider_alloc_state_name(u8 state);
 
 void cider_fence_init(struct cider_client *c, bool enter);

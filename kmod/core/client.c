@@ -625,6 +625,7 @@ void cider_client_start(struct cider_client *c, const struct cider_kv_args *a)
 void cider_client_crash(struct cider_client *c)
 {
 	c->dead = true;
+	cider_alloc_crash(c);
 	if (c->lw)
 		cider_lwc_done(c);
 }

@@ -58,6 +58,12 @@ struct cider_slab {
 	u64 leaked;		/* frees that found the FIFO full */
 	u64 fence_ok;		/* a zero reader fence was READ from here on */
 	u64 fence_asked;	/* when the fence was last READ */
+	/*
+	 * The client claiming a chunk of each class, index + 1 (0: none):
+	 * the others wait for its chunk instead of claiming one each, which
+	 * the next claim would discard (cider_slab_add_chunk()).
+	 */
+	u32 claimer[CIDER_NR_CLASSES];
 };
 
 #define CIDER_LATE_READS 3
