@@ -36,7 +36,7 @@ SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
 HOST_TESTS := lib/test_libcider $(CORE_TESTS) tools/cider-sim/tests/test_lincheck
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
-	 tools/cider-sim/cider-sim build/cider-sim-san tools/vm/cider-hub
+	 tools/cider-sim/cider-sim build/cider-sim-san tools/vm/cider-hub tools/vm/cluster-clock
 
 .PHONY: sim-equiv sim-report soak bench host-tests all deps module module-debug module-6.12 sparse-6.12 \
 	debug-selftests sparse checkpatch soak-kv abi-compat check-cluster \
@@ -111,6 +111,9 @@ lib/libcider.a: $(LIB_SRC) $(LIB_HDR) lib/cider-uring.c lib/cider-uring.h
 	ar rcs $@ lib/cider.o lib/cider-kv.o lib/cider-uring.o
 
 tools/vm/cider-hub: tools/vm/cider-hub.c
+	$(CC) $(CFLAGS) $(WARN) -o $@ $<
+
+tools/vm/cluster-clock: tools/vm/cluster-clock.c
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
 tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a

@@ -79,7 +79,8 @@ void kv_usage(FILE *f)
 "  --duration S     seconds to run (default 5 unless --ops)\n"
 "  --ops N          operations in all, then stop\n"
 "  --seed S         the workload's random seed (default 1)\n"
-"  --start-at T     start the measured run at UNIX time T (several CNs)\n"
+"  --start-at T     start the measured run at UNIX time T (several CNs; a\n"
+"                   preload that ends after T is an error)\n"
 "  --history FILE   every operation as a JSON line (cider-sim's format)\n"
 "  --mn ID          memory node (default: the first live one)\n"
 "  --json           one JSON object on stdout\n"
@@ -506,17 +507,27 @@ static int kv_pick(int fd, struct cider_mn_info *mi)
 	return 0;
 }
 
-static void kv_wait_start(void)
+/*
+ * Wait for --start-at.  A preload that ended after it is an error: the
+ * other compute nodes' runs began before the keys held what this one's
+ * history says they held first.
+ */
+static int kv_wait_start(void)
 {
 	struct timespec ts;
 	double now;
 
 	if (!kopt.start_at)
-		return;
+		return 0;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
-	if (kopt.start_at > now)
+	if (kopt.start_at > now) {
 		usleep((useconds_t)((kopt.start_at - now) * 1e6));
+		return 0;
+	}
+	fprintf(stderr, "cider-bench: %s %.1f s after --start-at\n",
+		kopt.preload ? "the preload ended" : "ready", now - kopt.start_at);
+	return kopt.preload ? -1 : 0;
 }
 
 int cmd_kv(int argc, char **argv)
@@ -553,7 +564,10 @@ int cmd_kv(int argc, char **argv)
 		kv_reset(w);
 		fprintf(stderr, "  preloaded %llu keys in %.1f s\n", kopt.keys, psecs);
 	}
-	kv_wait_start();
+	if (kv_wait_start()) {
+		ret = 1;
+		goto out;
+	}
 	kv_read_counters(mi.mn_id, &c0);
 	ret = kv_phase_run(w, 1, &secs, mi.mn_id, &samp);
 	kv_read_counters(mi.mn_id, &c1);

@@ -3,13 +3,17 @@
  * cider-bench kv --history: every operation of the measured run in
  * cider-sim's history format (tools/cider-sim/lincheck.h), kept in memory
  * per thread during the run and written at its end, so that recording
- * costs no I/O on the hot path.  Times are CLOCK_MONOTONIC: invocation
- * taken before the submission, response after the completion was reaped,
- * so each interval contains the operation.
+ * costs no I/O on the hot path.  Times are taken on CLOCK_MONOTONIC
+ * (invocation before the submission, response after the completion was
+ * reaped, so each interval contains the operation) and written on
+ * CLOCK_REALTIME's scale ("clock":"realtime" in the header), so that the
+ * histories of several compute nodes can be merged (cider-sim
+ * --check-history A B ... --widen-ns SKEW).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "kvbench.h"
 
@@ -80,19 +84,26 @@ int kv_hist_write(const struct kv_thread *w, const char *path)
 {
 	FILE *f = fopen(path, "w");
 	unsigned int i;
+	struct timespec rt, mono;
+	uint64_t off;
 	size_t j;
 	int ret;
 
+	/* Monotonic to realtime: no clock steps during a run are assumed. */
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	off = ((uint64_t)rt.tv_sec - (uint64_t)mono.tv_sec) * 1000000000ULL +
+	      (uint64_t)rt.tv_nsec - (uint64_t)mono.tv_nsec;
 	if (!f) {
 		fprintf(stderr, "cider-bench: %s: %m\n", path);
 		return -1;
 	}
 	/* Without our preload nothing is known of the keys' first state. */
 	if (kopt.preload)
-		fprintf(f, "{\"history\":\"cider-kv\",\"version\":1,\"preload\":\"%s\"}\n",
+		fprintf(f, "{\"history\":\"cider-kv\",\"version\":1,\"clock\":\"realtime\",\"preload\":\"%s\"}\n",
 			kopt.wl.preload_all ? "all" : "odd");
 	else
-		fprintf(f, "{\"history\":\"cider-kv\",\"version\":1}\n");
+		fprintf(f, "{\"history\":\"cider-kv\",\"version\":1,\"clock\":\"realtime\"}\n");
 	for (i = 0; i < kopt.threads; i++) {
 		for (j = 0; j < w[i].nhist; j++) {
 			const struct kv_hrec *h = &w[i].hist[j];
@@ -101,8 +112,8 @@ int kv_hist_write(const struct kv_thread *w, const char *path)
 				"\"result\":\"%s\",\"value\":%llu,\"invoke_ns\":%llu,\"response_ns\":%llu,"
 				"\"writer\":0}\n", h->client, kopt.cn, (unsigned long long)h->key,
 				kv_hist_ops[h->op], (unsigned long long)h->arg, kv_hist_res[h->res],
-				(unsigned long long)h->value, (unsigned long long)h->inv,
-				(unsigned long long)h->resp);
+				(unsigned long long)h->value, (unsigned long long)(h->inv + off),
+				(unsigned long long)(h->resp + off));
 		}
 	}
 	ret = ferror(f);

@@ -123,6 +123,10 @@ static int set_str(struct lc_history *h, struct lc_op *o, const char *name, cons
 		else
 			i = -1;
 		*have |= F_HDR;
+	} else if (!strcmp(name, "clock")) {
+		i = strcmp(v, "realtime") ? -1 : 0;
+		h->clock = LC_CLOCK_REALTIME;
+		*have |= F_HDR;
 	} else if (!strcmp(name, "history")) {
 		i = strcmp(v, "cider-kv") ? -1 : 0;
 		*have |= F_HDR;
@@ -171,7 +175,7 @@ static int add_op(struct lc_history *h, const struct lc_op *o)
 
 int lc_parse_line(struct lc_history *h, const char *line, char *err, size_t errlen)
 {
-	struct lc_op o = { .line = ++h->lines };
+	struct lc_op o = { .line = ++h->lines, .file = h->file };
 	unsigned int have = 0;
 	const char *p = skip_ws(line);
 	char name[32], val[64];
@@ -240,6 +244,43 @@ int lc_read(struct lc_history *h, FILE *f, char *err, size_t errlen)
 		ret = -1;
 	}
 	return ret;
+}
+
+int lc_merge(struct lc_history *h, FILE *f, char *err, size_t errlen)
+{
+	int preload = h->preload;
+
+	if (h->clock != LC_CLOCK_REALTIME)
+		BAD("histories of several compute nodes merge only on one clock: the first does not say \"clock\":\"realtime\"");
+	if (h->file == UINT8_MAX)
+		BAD("too many histories");
+	h->file++;
+	h->lines = 0;
+	h->clock = LC_CLOCK_UNSAID;
+	h->preload = LC_PRELOAD_UNSAID;
+	if (lc_read(h, f, err, errlen))
+		return -1;
+	if (h->clock != LC_CLOCK_REALTIME)
+		BAD("history %u does not say \"clock\":\"realtime\": it cannot be merged", h->file + 1);
+	/* One that said nothing of the keys' first state defers to another. */
+	if (h->preload == LC_PRELOAD_UNSAID)
+		h->preload = preload;
+	else if (preload != LC_PRELOAD_UNSAID && preload != h->preload)
+		BAD("history %u's preload contradicts an earlier one's", h->file + 1);
+	return 0;
+}
+
+void lc_widen(struct lc_history *h, uint64_t ns)
+{
+	size_t i;
+
+	for (i = 0; i < h->n; i++) {
+		struct lc_op *o = &h->ops[i];
+
+		o->inv = o->inv > ns ? o->inv - ns : 0;
+		if (o->resp != LC_INF)
+			o->resp = o->resp < LC_INF - ns ? o->resp + ns : LC_INF - 1;
+	}
 }
 
 void lc_free(struct lc_history *h)
@@ -666,7 +707,7 @@ static bool build_list(struct keycheck *c)
 
 static void describe(char *buf, size_t len, const struct lc_op *o)
 {
-	char what[64], resp[32];
+	char what[64], resp[32], file[24] = "";
 
 	if (o->kind == LC_SEARCH && o->res == LC_OK)
 		snprintf(what, sizeof(what), "search -> value %llu", (unsigned long long)o->value);
@@ -679,8 +720,10 @@ static void describe(char *buf, size_t len, const struct lc_op *o)
 		snprintf(resp, sizeof(resp), "never");
 	else
 		snprintf(resp, sizeof(resp), "%llu", (unsigned long long)o->resp);
-	snprintf(buf, len, "line %u, client %u: %s [%llu, %s] ns", o->line, o->client, what,
-		 (unsigned long long)o->inv, resp);
+	if (o->file)
+		snprintf(file, sizeof(file), "history %u ", o->file + 1);
+	snprintf(buf, len, "%sline %u, client %u: %s [%llu, %s] ns", file, o->line, o->client,
+		 what, (unsigned long long)o->inv, resp);
 }
 
 static void append(char *buf, size_t len, const char *fmt, ...)
@@ -1027,7 +1070,8 @@ int lc_check(struct lc_history *h, const struct lc_limits *lim, struct lc_report
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: cider-sim --check-history FILE [--json] [-q] [--max-states N] [--max-seconds S]\n"
+"Usage: cider-sim --check-history FILE [FILE...] [--widen-ns N] [--json] [-q]\n"
+"                 [--max-states N] [--max-seconds S]\n"
 "\n"
 "Checks a KV history (cider-sim --history, cider-bench kv --history, the KV\n"
 "selftest; '-' reads stdin) for per-key linearizability from the history\n"
@@ -1035,6 +1079,13 @@ static void usage(FILE *f)
 "and why on stdout), 2 a malformed history or usage error, 3 inconclusive\n"
 "(a search bound was reached before a key was decided).\n"
 "\n"
+"Several FILEs are histories of several compute nodes (cider-bench kv\n"
+"--history on each), merged into one: each must say \"clock\":\"realtime\"\n"
+"in its header, and their clocks must agree within what --widen-ns adds to\n"
+"both ends of every operation's interval (cider-vm cluster measures it),\n"
+"which can only make the check weaker, never wrong.\n"
+"\n"
+"  --widen-ns N      every interval N ns longer at both ends (default 0)\n"
 "  --max-states N    explored search states per key (default 4000000)\n"
 "  --max-seconds S   for the whole check (default 600)\n"
 "  --json            the verdict as one JSON object\n"
@@ -1055,8 +1106,15 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-static int lc_parse_args(int argc, char **argv, struct lc_limits *lim, bool *json, bool *quiet,
-			 const char **path)
+struct lc_args {
+	const char *path;	/* the first history */
+	char **more;		/* merged into it: the positional arguments */
+	int nmore;
+	uint64_t widen_ns;
+	bool json, quiet;
+};
+
+static int lc_parse_args(int argc, char **argv, struct lc_limits *lim, struct lc_args *a)
 {
 	static const struct option lo[] = {
 		{ "check-history", required_argument, NULL, 'c' },
@@ -1064,6 +1122,7 @@ static int lc_parse_args(int argc, char **argv, struct lc_limits *lim, bool *jso
 		{ "max-seconds", required_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "widen-ns", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1072,7 +1131,13 @@ static int lc_parse_args(int argc, char **argv, struct lc_limits *lim, bool *jso
 
 	while ((o = getopt_long(argc, argv, "qh", lo, NULL)) != -1) {
 		switch (o) {
-		case 'c': *path = optarg; break;
+		case 'c': a->path = optarg; break;
+		case 'w':
+			errno = 0;
+			a->widen_ns = strtoull(optarg, &end, 10);
+			if (*end || !*optarg || errno || a->widen_ns > 1000000000000ULL)
+				goto bad;
+			break;
 		case 'S':
 			lim->max_states = strtoull(optarg, &end, 10);
 			if (*end || lim->max_states < 1024)
@@ -1083,18 +1148,47 @@ static int lc_parse_args(int argc, char **argv, struct lc_limits *lim, bool *jso
 			if (*end || lim->max_seconds <= 0)
 				goto bad;
 			break;
-		case 'j': *json = true; break;
-		case 'q': *quiet = true; break;
+		case 'j': a->json = true; break;
+		case 'q': a->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}
 	}
-	if (*path && optind == argc)
+	a->more = argv + optind;
+	a->nmore = argc - optind;
+	if (a->path && a->nmore < UINT8_MAX)
 		return 0;
 bad:
 	fprintf(stderr, "cider-sim: --check-history: bad arguments\n");
 	usage(stderr);
 	return 2;
+}
+
+/* The first history, then every other merged into it; 0, or 2 (@r says why). */
+static int lc_load(struct lc_history *h, const struct lc_args *a, struct lc_report *r)
+{
+	char err[256];
+	int i, ret = 0;
+
+	for (i = -1; i < a->nmore && !ret; i++) {
+		const char *path = i < 0 ? a->path : a->more[i];
+		FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+
+		if (!f) {
+			fprintf(stderr, "cider-sim: %s: %s\n", path, strerror(errno));
+			return 2;
+		}
+		ret = i < 0 ? lc_read(h, f, err, sizeof(err)) : lc_merge(h, f, err, sizeof(err));
+		if (ret) {
+			snprintf(r->why, sizeof(r->why), "%s: %s", path, err);
+			r->verdict = LC_MALFORMED;
+		}
+		if (f != stdin)
+			fclose(f);
+	}
+	if (!ret)
+		lc_widen(h, a->widen_ns);
+	return 0;
 }
 
 int lincheck_main(int argc, char **argv)
@@ -1104,35 +1198,30 @@ int lincheck_main(int argc, char **argv)
 	struct lc_limits lim = { .max_states = 4000000, .max_seconds = 600 };
 	struct lc_history h = { 0 };
 	struct lc_report *r = calloc(1, sizeof(*r));
-	const char *path = NULL;
-	bool json = false, quiet = false;
-	char err[256];
+	struct lc_args a = { 0 };
+	char what[64] = "";
 	int ret;
-	FILE *f;
 
 	optind = 1;
-	ret = r ? lc_parse_args(argc, argv, &lim, &json, &quiet, &path) : 2;
+	ret = r ? lc_parse_args(argc, argv, &lim, &a) : 2;
+	if (!ret)
+		ret = lc_load(&h, &a, r);
 	if (ret) {
+		lc_free(&h);
 		free(r);
 		return ret;
 	}
-	f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	if (!f) {
-		fprintf(stderr, "cider-sim: %s: %s\n", path, strerror(errno));
-		free(r);
-		return 2;
-	}
-	if (lc_read(&h, f, err, sizeof(err))) {
-		snprintf(r->why, sizeof(r->why), "%s", err);
-		r->verdict = LC_MALFORMED;
-	} else {
+	if (r->verdict != LC_MALFORMED)
 		lc_check(&h, &lim, r);
-	}
-	if (f != stdin)
-		fclose(f);
-	if (json) {
+	if (a.nmore)
+		snprintf(what, sizeof(what), " and %d more", a.nmore);
+	if (a.widen_ns)
+		append(what, sizeof(what), " (intervals widened by %llu ns)",
+		       (unsigned long long)a.widen_ns);
+	if (a.json) {
 		printf("{\"history\":");
-		json_str(path);
+		json_str(a.path);
+		printf(",\"merged\":%d,\"widen_ns\":%llu", a.nmore, (unsigned long long)a.widen_ns);
 		printf(",\"ops\":%llu,\"keys\":%llu,\"states\":%llu,\"verdict\":\"%s\"",
 		       (unsigned long long)r->ops, (unsigned long long)r->keys,
 		       (unsigned long long)r->states, verdicts[r->verdict]);
@@ -1141,8 +1230,8 @@ int lincheck_main(int argc, char **argv)
 			json_str(r->why);
 		}
 		printf("}\n");
-	} else if (!quiet) {
-		printf("%s: %llu operations on %llu keys: %s%s%s\n", path,
+	} else if (!a.quiet) {
+		printf("%s%s: %llu operations on %llu keys: %s%s%s\n", a.path, what,
 		       (unsigned long long)r->ops, (unsigned long long)r->keys,
 		       r->verdict == LC_VIOLATION ? "NOT LINEARIZABLE" : verdicts[r->verdict],
 		       r->why[0] ? ": " : "", r->why);

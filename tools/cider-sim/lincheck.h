@@ -49,13 +49,19 @@ struct lc_op {
 	uint64_t inv, resp;	/* ns; resp LC_INF when pending */
 	uint32_t client, line;
 	uint8_t kind, res;
+	uint8_t file;		/* which of several merged histories, from 0 */
 };
+
+/* The clock a history's times are on (its header's "clock"). */
+enum lc_clock { LC_CLOCK_UNSAID, LC_CLOCK_REALTIME };
 
 struct lc_history {
 	struct lc_op *ops;
 	size_t n, cap;
 	uint32_t lines;
 	int preload;		/* enum lc_preload */
+	int clock;		/* enum lc_clock, of the history being read */
+	uint8_t file;		/* the history being read (lc_op.file) */
 };
 
 struct lc_limits {
@@ -76,6 +82,14 @@ struct lc_report {
 int lc_parse_line(struct lc_history *h, const char *line, char *err, size_t errlen);
 /* A whole history; 0, or -1 with @err set. */
 int lc_read(struct lc_history *h, FILE *f, char *err, size_t errlen);
+/*
+ * Another history into @h, from another compute node: both on realtime
+ * (their headers say so), their preloads not contradicting; 0, or -1
+ * with @err set.
+ */
+int lc_merge(struct lc_history *h, FILE *f, char *err, size_t errlen);
+/* Every interval @ns longer at both ends: for clocks known within @ns. */
+void lc_widen(struct lc_history *h, uint64_t ns);
 /* Check it (reorders h->ops); returns r->verdict. */
 int lc_check(struct lc_history *h, const struct lc_limits *lim, struct lc_report *r);
 void lc_free(struct lc_history *h);

@@ -258,6 +258,75 @@ TEST(malformed_lines_are_refused)
 	lc_free(&h);
 }
 
+/* ---- histories of several compute nodes, merged ---- */
+
+#define RT_HDR "{\"history\":\"cider-kv\",\"version\":1,\"clock\":\"realtime\",\"preload\":\"all\"}\n"
+#define OP(key, op, arg, res, val, inv, resp)						\
+	"{\"client\":0,\"cn\":1,\"key\":" #key ",\"op\":\"" op "\",\"arg\":" #arg		\
+	",\"result\":\"" res "\",\"value\":" #val ",\"invoke_ns\":" #inv			\
+	",\"response_ns\":" #resp ",\"writer\":0}\n"
+
+/* The verdict of @first with @second merged into it, intervals widened by @widen. */
+static int merged_verdict(const char *first, const char *second, uint64_t widen,
+			  struct lc_report *r)
+{
+	struct lc_history h = { 0 };
+	FILE *a = fmemopen((void *)first, strlen(first), "r");
+	FILE *b = fmemopen((void *)second, strlen(second), "r");
+	char err[256];
+	int v = -1;
+
+	if (a && b && !lc_read(&h, a, err, sizeof(err))) {
+		if (lc_merge(&h, b, err, sizeof(err))) {
+			snprintf(r->why, sizeof(r->why), "%s", err);
+			v = LC_MALFORMED;
+		} else {
+			lc_widen(&h, widen);
+			v = lc_check(&h, &lim, r);
+		}
+	}
+	if (a)
+		fclose(a);
+	if (b)
+		fclose(b);
+	lc_free(&h);
+	return v;
+}
+
+TEST(merged_histories_are_checked_as_one)
+{
+	/* cn 1 writes 5 during [100, 200]; cn 2 reads it later, or before. */
+	static const char w[] = RT_HDR OP(3, "update", 5, "ok", 0, 100, 200);
+	static const char later[] = RT_HDR OP(3, "search", 0, "ok", 5, 300, 400);
+	static const char before[] = RT_HDR OP(3, "search", 0, "ok", 5, 10, 90);
+	struct lc_report r;
+
+	EXPECT_EQ(LC_LINEARIZABLE, merged_verdict(w, later, 0, &r)) TH_LOG("%s", r.why);
+	EXPECT_EQ(LC_VIOLATION, merged_verdict(w, before, 0, &r));
+	EXPECT_NE(NULL, strstr(r.why, "history 2 line 2")) TH_LOG("%s", r.why);
+	/* Clocks known only within 6 ns: the read may have come after. */
+	EXPECT_EQ(LC_LINEARIZABLE, merged_verdict(w, before, 6, &r)) TH_LOG("%s", r.why);
+}
+
+TEST(histories_merge_only_on_one_clock)
+{
+	static const char rt[] = RT_HDR OP(3, "update", 5, "ok", 0, 100, 200);
+	static const char mono[] = "{\"history\":\"cider-kv\",\"version\":1}\n"
+				   OP(3, "search", 0, "ok", 5, 300, 400);
+	static const char none[] = "{\"history\":\"cider-kv\",\"version\":1,\"clock\":\"realtime\",\"preload\":\"none\"}\n"
+				   OP(3, "search", 0, "notfound", 0, 300, 400);
+	static const char unsaid[] = "{\"history\":\"cider-kv\",\"version\":1,\"clock\":\"realtime\"}\n"
+				     OP(3, "search", 0, "ok", 5, 300, 400);
+	struct lc_report r;
+
+	EXPECT_EQ(LC_MALFORMED, merged_verdict(rt, mono, 0, &r));
+	EXPECT_EQ(LC_MALFORMED, merged_verdict(mono, rt, 0, &r));
+	/* One says every key was preloaded, the other none. */
+	EXPECT_EQ(LC_MALFORMED, merged_verdict(rt, none, 0, &r));
+	/* One that says nothing defers to the other. */
+	EXPECT_EQ(LC_LINEARIZABLE, merged_verdict(rt, unsaid, 0, &r)) TH_LOG("%s", r.why);
+}
+
 /* ---- random histories against a brute-force search ---- */
 
 struct rng {
