@@ -10,6 +10,7 @@
 #include <linux/atomic.h>
 #include <linux/cider.h>
 #include <linux/list.h>
+#include <linux/spinlock.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -66,6 +67,9 @@ struct cider_peer_hello {
 	u8 mn_addr[16];
 } __packed;
 
+/* Messages a store keeps for links being made, to all CNs together. */
+#define CIDER_PEER_EARLY	16
+
 /* Why messages were not delivered, and what was: counted per store. */
 struct cider_peer_stats {
 	atomic64_t sent[CIDER_MSG_RESULT + 1];	/* to another compute node, by type */
@@ -104,6 +108,13 @@ struct cider_peer_sink {
 	struct cider_peer_stats stats;
 	/* peerlink.c: links to compute nodes of other kernels, by their id */
 	struct cider_peer_link __rcu *out[CIDER_MAX_CN_ID + 1];
+	/* Messages to CNs whose link is asked for, until it is published. */
+	spinlock_t early_lock;
+	unsigned int nr_early;
+	struct cider_peer_early {
+		u32 cn, to_cn;
+		struct cider_msg m;
+	} early[CIDER_PEER_EARLY];
 	unsigned long retry_at[CIDER_MAX_CN_ID + 1];	/* jiffies: no connect before */
 	DECLARE_BITMAP(want, CIDER_MAX_CN_ID + 1);	/* links to make */
 	struct work_struct connect_work;

@@ -185,6 +185,12 @@ static int cider_link_post_send(struct cider_peer_link *l, struct cider_peer_wir
 	return ret;
 }
 
+/* The backlog's next free entry, now taken.  Under the link's lock, with room. */
+static struct cider_peer_wire *cider_link_backlog_add(struct cider_peer_link *l)
+{
+	return &l->backlog[(l->bl_head + l->bl_len++) % CIDER_LINK_BACKLOG];
+}
+
 /* Send from the backlog while there is room.  Under the link's lock. */
 static void cider_link_push(struct cider_peer_link *l)
 {
@@ -218,6 +224,43 @@ static void cider_link_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_bh(&l->lock);
 }
 
+/*
+ * A message to CN @cn, whose link is asked for and not published yet,
+ * waits in the store's early list until the connect work publishes the
+ * link (cider_link_publish_out()), so that the first message to a CN is
+ * not lost (its lock would wait out a lease).  0: it waits; -EAGAIN: the
+ * link was published meanwhile; -ENOTCONN: no room, lost.
+ */
+static int cider_link_stash(struct cider_peer_sink *from, u32 cn, u32 to_cn,
+			    const struct cider_msg *m)
+{
+	struct cider_peer_early *e;
+	int ret = -ENOTCONN;
+
+	spin_lock_bh(&from->early_lock);
+	if (rcu_access_pointer(from->out[cn])) {
+		ret = -EAGAIN;
+	} else if (from->nr_early < CIDER_PEER_EARLY) {
+		e = &from->early[from->nr_early++];
+		e->cn = cn;
+		e->to_cn = to_cn;
+		e->m = *m;
+		ret = 0;
+	}
+	spin_unlock_bh(&from->early_lock);
+	return ret;
+}
+
+/* Ask for a link to @cn, unless one failed to be made a moment ago. */
+static bool cider_link_want(struct cider_peer_sink *from, u32 cn)
+{
+	if (time_before(jiffies, READ_ONCE(from->retry_at[cn])))
+		return false;
+	if (!test_and_set_bit(cn, from->want))
+		queue_work(system_long_wq, &from->connect_work);
+	return true;
+}
+
 int cider_peerlink_send(struct cider_peer_sink *from, u32 cn, u32 to_cn,
 			const struct cider_msg *m)
 {
@@ -226,11 +269,18 @@ int cider_peerlink_send(struct cider_peer_sink *from, u32 cn, u32 to_cn,
 
 	if (cn > CIDER_MAX_CN_ID)
 		return -ENOTCONN;
+again:
 	l = rcu_dereference(from->out[cn]);
-	if (!l || READ_ONCE(l->state) == CIDER_LINK_DEAD) {
-		if (time_after_eq(jiffies, READ_ONCE(from->retry_at[cn])) &&
-		    !test_and_set_bit(cn, from->want))
-			queue_work(system_long_wq, &from->connect_work);
+	if (!l) {
+		if (!cider_link_want(from, cn))
+			return -ENOTCONN;
+		ret = cider_link_stash(from, cn, to_cn, m);
+		if (ret == -EAGAIN)
+			goto again;
+		return ret;
+	}
+	if (READ_ONCE(l->state) == CIDER_LINK_DEAD) {
+		cider_link_want(from, cn);	/* reaped, then made again */
 		return -ENOTCONN;
 	}
 	spin_lock_bh(&l->lock);
@@ -239,8 +289,7 @@ int cider_peerlink_send(struct cider_peer_sink *from, u32 cn, u32 to_cn,
 	} else if (l->bl_len == CIDER_LINK_BACKLOG) {
 		ret = -ENOBUFS;
 	} else {
-		cider_peer_encode(from, l->incarnation, to_cn, m,
-				  &l->backlog[(l->bl_head + l->bl_len++) % CIDER_LINK_BACKLOG]);
+		cider_peer_encode(from, l->incarnation, to_cn, m, cider_link_backlog_add(l));
 		cider_link_push(l);
 	}
 	spin_unlock_bh(&l->lock);
@@ -467,6 +516,62 @@ static int cider_link_dst(struct cider_peer_sink *sink, u32 cn, struct sockaddr_
 }
 
 /*
+ * The early messages to @cn leave the list: into @l's backlog, or (@l
+ * NULL, or no room) lost.  Under the early lock and @l's.  Returns how
+ * many were lost.
+ */
+static unsigned int cider_link_take_early(struct cider_peer_sink *sink, u32 cn,
+					  struct cider_peer_link *l)
+{
+	unsigned int i, kept = 0, lost = 0;
+	struct cider_peer_early *e;
+
+	for (i = 0; i < sink->nr_early; i++) {
+		e = &sink->early[i];
+		if (e->cn != cn)
+			sink->early[kept++] = *e;
+		else if (l && l->bl_len < CIDER_LINK_BACKLOG)
+			cider_peer_encode(sink, l->incarnation, e->to_cn, &e->m,
+					  cider_link_backlog_add(l));
+		else
+			lost++;
+	}
+	sink->nr_early = kept;
+	return lost;
+}
+
+/*
+ * Publish @l as @sink's link to @cn with the early messages to @cn first
+ * in its backlog.  Both locks are held across the publication so that no
+ * sender puts a message in the backlog ahead of them, nor in the early
+ * list after they moved.
+ */
+static void cider_link_publish_out(struct cider_peer_sink *sink, u32 cn,
+				   struct cider_peer_link *l)
+{
+	unsigned int lost;
+
+	spin_lock_bh(&sink->early_lock);
+	spin_lock(&l->lock);
+	rcu_assign_pointer(sink->out[cn], l);
+	lost = cider_link_take_early(sink, cn, l);
+	spin_unlock(&l->lock);
+	spin_unlock_bh(&sink->early_lock);
+	atomic64_add(lost, &sink->stats.unreachable);
+}
+
+/* No link to @cn could be made: what waited for it is lost (counted). */
+static void cider_link_drop_early(struct cider_peer_sink *sink, u32 cn)
+{
+	unsigned int lost;
+
+	spin_lock_bh(&sink->early_lock);
+	lost = cider_link_take_early(sink, cn, NULL);
+	spin_unlock_bh(&sink->early_lock);
+	atomic64_add(lost, &sink->stats.unreachable);
+}
+
+/*
  * @sink's link to @cn, made now (its connect work, the only one that
  * publishes and unpublishes sink->out[]), or -errno.
  */
@@ -494,7 +599,7 @@ static int cider_link_connect(struct cider_peer_sink *sink, u32 cn)
 	mutex_lock(&sink->links_lock);
 	ret = sink->closing ? -ESHUTDOWN : 0;
 	if (!ret)
-		rcu_assign_pointer(sink->out[cn], l);
+		cider_link_publish_out(sink, cn, l);
 	mutex_unlock(&sink->links_lock);
 	if (ret)
 		goto out;
@@ -576,6 +681,7 @@ static void cider_link_connect_work(struct work_struct *work)
 			continue;
 		ret = cider_link_connect(sink, cn);
 		if (ret) {
+			cider_link_drop_early(sink, cn);
 			WRITE_ONCE(sink->retry_at[cn], jiffies + CIDER_LINK_RETRY);
 			atomic64_inc(&sink->stats.link_failures);
 			pr_warn_ratelimited("mn%u: cn %u: no link to cn %u: %pe\n", sink->mn->id,
@@ -589,6 +695,8 @@ void cider_peerlink_sink_init(struct cider_peer_sink *sink)
 	mutex_init(&sink->links_lock);
 	INIT_LIST_HEAD(&sink->in);
 	INIT_WORK(&sink->connect_work, cider_link_connect_work);
+	spin_lock_init(&sink->early_lock);
+	sink->nr_early = 0;
 }
 
 void cider_peerlink_close(struct cider_peer_sink *sink)
@@ -613,6 +721,9 @@ void cider_peerlink_close(struct cider_peer_sink *sink)
 			list_add_tail(&l->node, &all);
 	}
 	mutex_unlock(&sink->links_lock);
+	/* Whatever still waited for a link is lost with the store. */
+	atomic64_add(sink->nr_early, &sink->stats.unreachable);
+	sink->nr_early = 0;
 	list_for_each_entry_safe(l, tmp, &all, node)
 		cider_link_destroy(l);
 }
