@@ -61,6 +61,7 @@ struct rec {
 	unsigned int client;
 	unsigned char op;		/* CIDER_KV_* */
 	unsigned char key;
+	unsigned char cn;		/* the compute node it went to (7 + attach) */
 	int ret;			/* -errno or the length read */
 	uint64_t arg;			/* a write's value id */
 	uint64_t got;			/* a GET's value id */
@@ -239,8 +240,9 @@ static void *run_sync(struct worker_thread *w)
 	long ret;
 
 	while (!atomic_load(&sh->stop) && (r = rec_new(client, &s, w->nkeys))) {
-		unsigned int store = atomic_load(&sh->store[below(&s, CNS)]);
+		unsigned int at = below(&s, CNS), store = atomic_load(&sh->store[at]);
 
+		r->cn = 7 + at;
 		op_prepare(r, &b);
 		if (!store) {
 			rec_end(r, -ENXIO);
@@ -274,7 +276,7 @@ static void *run_uring(struct worker_thread *w)
 		return run_sync(w);
 	for (;;) {
 		for (i = 0; i < w->depth && !atomic_load(&sh->stop); i++) {
-			unsigned int store = atomic_load(&sh->store[below(&s, CNS)]);
+			unsigned int at = below(&s, CNS), store = atomic_load(&sh->store[at]);
 			struct io_uring_sqe *sqe;
 			struct rec *r;
 
@@ -283,6 +285,7 @@ static void *run_uring(struct worker_thread *w)
 			r = rec_new(client0 + i, &s, w->nkeys);
 			if (!r)
 				break;
+			r->cn = 7 + at;
 			op_prepare(r, &b[i]);
 			if (!store) {
 				rec_end(r, -ENXIO);
@@ -476,9 +479,11 @@ static int write_history(const char *path, uint64_t bound_ns, struct tally *t)
 		t->over_bound += lat > bound_ns;
 		if (lat > t->max_ns)
 			t->max_ns = lat;
-		fprintf(f, "{\"client\":%u,\"cn\":0,\"key\":%u,\"op\":\"%s\",\"arg\":%llu,\"result\":\"%s\",\"value\":%llu,\"invoke_ns\":%llu,\"response_ns\":%llu,\"writer\":0}\n",
-			r->client, r->key, hist_op(r->op), (unsigned long long)r->arg,
-			hist_result(r), (unsigned long long)(r->op == CIDER_KV_GET && done &&
+		/* "ret": the errno or length itself, for whoever reads a failure. */
+		fprintf(f, "{\"client\":%u,\"cn\":%u,\"key\":%u,\"op\":\"%s\",\"arg\":%llu,\"result\":\"%s\",\"ret\":%d,\"value\":%llu,\"invoke_ns\":%llu,\"response_ns\":%llu,\"writer\":0}\n",
+			r->client, r->cn, r->key, hist_op(r->op), (unsigned long long)r->arg,
+			hist_result(r), done ? r->ret : 0,
+			(unsigned long long)(r->op == CIDER_KV_GET && done &&
 							    r->ret >= 8 ? r->got : 0),
 			(unsigned long long)r->inv, (unsigned long long)(done ? r->resp : end));
 	}

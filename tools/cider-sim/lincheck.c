@@ -136,6 +136,10 @@ static int set_str(struct lc_history *h, struct lc_op *o, const char *name, cons
 	return i < 0 ? -1 : 0;
 }
 
+/* The numbers set_num() reads. */
+static const char *const num_fields[] = { "key", "arg", "value", "client", "invoke_ns",
+					  "response_ns" };
+
 static void set_num(struct lc_op *o, const char *name, uint64_t v, unsigned int *have)
 {
 	if (!strcmp(name, "key")) {
@@ -200,6 +204,12 @@ int lc_parse_line(struct lc_history *h, const char *line, char *err, size_t errl
 			set_num(&o, name, strtoull(p, &end, 10), &have);
 			if (errno)
 				BAD("line %u: number out of range", o.line);
+			p = end;
+		} else if (*p == '-' && p[1] >= '0' && p[1] <= '9') {
+			/* Only a field this checker does not read may be negative. */
+			if (lookup(name, num_fields, (int)(sizeof(num_fields) / sizeof(num_fields[0]))) >= 0)
+				BAD("line %u: negative \"%s\"", o.line, name);
+			strtoll(p, &end, 10);
 			p = end;
 		} else if (!strncmp(p, "true", 4) || !strncmp(p, "null", 4)) {
 			p += 4;

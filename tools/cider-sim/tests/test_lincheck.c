@@ -255,6 +255,10 @@ TEST(malformed_lines_are_refused)
 	EXPECT_EQ(0, lc_parse_line(&h, "", err, sizeof(err)));
 	EXPECT_EQ(0, lc_parse_line(&h, "{\"key\":1,\"op\":\"search\",\"result\":\"ok\",\"invoke_ns\":0,\"response_ns\":1,\"new_field\":true}", err, sizeof(err)));
 	EXPECT_EQ(1U, h.n);
+	/* A field the checker does not read may be negative (an errno); its own may not. */
+	EXPECT_EQ(0, lc_parse_line(&h, "{\"key\":1,\"op\":\"search\",\"result\":\"error\",\"ret\":-107,\"invoke_ns\":0,\"response_ns\":1}", err, sizeof(err)));
+	EXPECT_EQ(2U, h.n);
+	EXPECT_EQ(-1, lc_parse_line(&h, "{\"key\":-1,\"op\":\"search\",\"result\":\"ok\",\"invoke_ns\":0,\"response_ns\":1}", err, sizeof(err)));
 	lc_free(&h);
 }
 
