@@ -124,6 +124,7 @@ tools/cider-memd/cider-memd: $(MEMD_SRC) $(CORE_HDR)
 	$(CC) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs
 
 BENCH_SRC := tools/cider-bench/cider-bench.c tools/cider-bench/kv.c tools/cider-bench/kvreport.c \
+	tools/cider-bench/tear.c \
 	     tools/cider-bench/kvhist.c lib/workload.c
 tools/cider-bench/cider-bench: $(BENCH_SRC) tools/cider-bench/bench.h tools/cider-bench/kvbench.h \
 			       lib/workload.h lib/libcider.a $(CORE_HDR)

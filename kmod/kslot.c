@@ -204,6 +204,8 @@ void cider_kslot_done(struct cider_shard *sh, struct cider_kslot *ks)
 	/* Nothing it did took effect: say why it did not happen. */
 	if (c->res == CIDER_RES_FAILED && ks->expired)
 		ret = -ETIMEDOUT;
+	else if (c->res == CIDER_RES_NONE)
+		ret = -EIO;	/* a GET read a block of another key (kv.rst) */
 	else
 		ret = c->res < CIDER_RES_NR ? cider_kvs_errno[c->res] : -EIO;
 	cider_kslot_finish(sh, ks, ret);

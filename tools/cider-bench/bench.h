@@ -10,5 +10,6 @@ bool bench_parse_num(const char *s, unsigned long min, unsigned long max, unsign
 /* Totals from /sys/kernel/debug/cider/mnN; 0 or -errno. */
 int bench_read_counters(unsigned int mn, unsigned long long *doorbells, unsigned long long *wrs);
 int cmd_kv(int argc, char **argv);
+int cmd_tear(int argc, char **argv);
 
 #endif

@@ -66,6 +66,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: cider-bench raw [OPTIONS]\n"
 "       cider-bench kv --help     (key-value operations on hot keys)\n"
+"       cider-bench tear --help   (do 8-byte READs tear against CAS?)\n"
 "\n"
 "Drive raw one-sided RDMA operations from cider.ko to a memory node through\n"
 "io_uring (IORING_OP_URING_CMD), one thread per channel CPU, and report\n"
@@ -593,8 +594,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "kv"))
 		return cmd_kv(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "tear"))
+		return cmd_tear(argc - 1, argv + 1);
 	if (strcmp(argv[1], "raw")) {
-		fprintf(stderr, "cider-bench: unknown benchmark '%s' (have: raw, kv)\n", argv[1]);
+		fprintf(stderr, "cider-bench: unknown benchmark '%s' (have: raw, kv, tear)\n",
+			argv[1]);
 		return 2;
 	}
 	ret = parse_args(argc - 1, argv + 1);
