@@ -269,15 +269,17 @@ int cider_peerlink_send(struct cider_peer_sink *from, u32 cn, u32 to_cn,
 
 	if (cn > CIDER_MAX_CN_ID)
 		return -ENOTCONN;
-again:
 	l = rcu_dereference(from->out[cn]);
 	if (!l) {
 		if (!cider_link_want(from, cn))
 			return -ENOTCONN;
 		ret = cider_link_stash(from, cn, to_cn, m);
-		if (ret == -EAGAIN)
-			goto again;
-		return ret;
+		if (ret != -EAGAIN)
+			return ret;
+		/* Published meanwhile: once more, or lost if already gone. */
+		l = rcu_dereference(from->out[cn]);
+		if (!l)
+			return -ENOTCONN;
 	}
 	if (READ_ONCE(l->state) == CIDER_LINK_DEAD) {
 		cider_link_want(from, cn);	/* reaped, then made again */
