@@ -772,6 +772,31 @@ static int cider_link_publish(struct cider_peer_link *l)
 }
 
 /*
+ * @cn just connected to @sink as incarnation @inc: a link @sink made to an
+ * earlier incarnation of @cn leads to a machine that is gone (a CN that
+ * restarted, perhaps elsewhere, takes its id over only once the old one's
+ * heartbeat stopped).  It might not fail for seconds, until a send to it
+ * exhausted its retries: end it now, and the next message makes a link to
+ * the address the membership table has now.
+ */
+static void cider_link_supersede(struct cider_peer_sink *sink, u32 cn, u64 inc)
+{
+	struct cider_peer_link *l;
+	bool stale;
+
+	if (cn > CIDER_MAX_CN_ID)
+		return;
+	mutex_lock(&sink->links_lock);
+	l = rcu_dereference_protected(sink->out[cn], lockdep_is_held(&sink->links_lock));
+	stale = l && l->incarnation != inc;
+	if (stale)
+		cider_link_broken(l);
+	mutex_unlock(&sink->links_lock);
+	if (stale)
+		cider_link_kick(sink);
+}
+
+/*
  * A connect request on the listener: a new link, accepted and listed, or
  * refused (-errno: rdma_cm then destroys @id, after we destroyed its QP).
  */
@@ -811,6 +836,7 @@ static int cider_link_accept(struct rdma_cm_id *id, const struct rdma_cm_event *
 		cider_link_destroy(l);
 	} else {
 		atomic64_inc(&sink->stats.links_accepted);
+		cider_link_supersede(sink, h->from_cn, le64_to_cpu(h->from_inc));
 	}
 out:
 	if (ret)
