@@ -280,13 +280,15 @@ int lc_merge(struct lc_history *h, FILE *f, char *err, size_t errlen)
 	return 0;
 }
 
-void lc_widen(struct lc_history *h, uint64_t ns)
+void lc_widen(struct lc_history *h, uint64_t ns, unsigned int from)
 {
 	size_t i;
 
 	for (i = 0; i < h->n; i++) {
 		struct lc_op *o = &h->ops[i];
 
+		if (o->file < from)
+			continue;
 		o->inv = o->inv > ns ? o->inv - ns : 0;
 		if (o->resp != LC_INF)
 			o->resp = o->resp < LC_INF - ns ? o->resp + ns : LC_INF - 1;
@@ -1080,7 +1082,8 @@ int lc_check(struct lc_history *h, const struct lc_limits *lim, struct lc_report
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: cider-sim --check-history FILE [FILE...] [--widen-ns N] [--json] [-q]\n"
+"Usage: cider-sim --check-history FILE [FILE...] [--widen-ns N [--reference]]\n"
+"                 [--json] [-q]\n"
 "                 [--max-states N] [--max-seconds S]\n"
 "\n"
 "Checks a KV history (cider-sim --history, cider-bench kv --history, the KV\n"
@@ -1096,6 +1099,9 @@ static void usage(FILE *f)
 "which can only make the check weaker, never wrong.\n"
 "\n"
 "  --widen-ns N      every interval N ns longer at both ends (default 0)\n"
+"  --reference       the first FILE was recorded on the clock the others'\n"
+"                    skew was measured against (cider-vm cluster: guest 1):\n"
+"                    its intervals stay exact, only the others' are widened\n"
 "  --max-states N    explored search states per key (default 4000000)\n"
 "  --max-seconds S   for the whole check (default 600)\n"
 "  --json            the verdict as one JSON object\n"
@@ -1121,6 +1127,7 @@ struct lc_args {
 	char **more;		/* merged into it: the positional arguments */
 	int nmore;
 	uint64_t widen_ns;
+	bool reference;		/* the first history's clock is the reference */
 	bool json, quiet;
 };
 
@@ -1133,6 +1140,7 @@ static int lc_parse_args(int argc, char **argv, struct lc_limits *lim, struct lc
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "widen-ns", required_argument, NULL, 'w' },
+		{ "reference", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1158,6 +1166,7 @@ static int lc_parse_args(int argc, char **argv, struct lc_limits *lim, struct lc
 			if (*end || lim->max_seconds <= 0)
 				goto bad;
 			break;
+		case 'r': a->reference = true; break;
 		case 'j': a->json = true; break;
 		case 'q': a->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
@@ -1197,7 +1206,7 @@ static int lc_load(struct lc_history *h, const struct lc_args *a, struct lc_repo
 			fclose(f);
 	}
 	if (!ret)
-		lc_widen(h, a->widen_ns);
+		lc_widen(h, a->widen_ns, a->reference ? 1 : 0);
 	return 0;
 }
 
@@ -1226,8 +1235,8 @@ int lincheck_main(int argc, char **argv)
 	if (a.nmore)
 		snprintf(what, sizeof(what), " and %d more", a.nmore);
 	if (a.widen_ns)
-		append(what, sizeof(what), " (intervals widened by %llu ns)",
-		       (unsigned long long)a.widen_ns);
+		append(what, sizeof(what), " (intervals%s widened by %llu ns)",
+		       a.reference ? " but the first's" : "", (unsigned long long)a.widen_ns);
 	if (a.json) {
 		printf("{\"history\":");
 		json_str(a.path);

@@ -88,8 +88,11 @@ int lc_read(struct lc_history *h, FILE *f, char *err, size_t errlen);
  * with @err set.
  */
 int lc_merge(struct lc_history *h, FILE *f, char *err, size_t errlen);
-/* Every interval @ns longer at both ends: for clocks known within @ns. */
-void lc_widen(struct lc_history *h, uint64_t ns);
+/*
+ * Every interval of histories @from and later (0: the first) @ns longer at
+ * both ends: for clocks known within @ns of the clock of those before.
+ */
+void lc_widen(struct lc_history *h, uint64_t ns, unsigned int from);
 /* Check it (reorders h->ops); returns r->verdict. */
 int lc_check(struct lc_history *h, const struct lc_limits *lim, struct lc_report *r);
 void lc_free(struct lc_history *h);

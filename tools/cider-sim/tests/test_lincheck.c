@@ -270,9 +270,12 @@ TEST(malformed_lines_are_refused)
 	",\"result\":\"" res "\",\"value\":" #val ",\"invoke_ns\":" #inv			\
 	",\"response_ns\":" #resp ",\"writer\":0}\n"
 
-/* The verdict of @first with @second merged into it, intervals widened by @widen. */
-static int merged_verdict(const char *first, const char *second, uint64_t widen,
-			  struct lc_report *r)
+/*
+ * The verdict of @first with @second merged into it, intervals widened by
+ * @widen: all of them, or (@reference) only the second history's.
+ */
+static int merged_verdict_ref(const char *first, const char *second, uint64_t widen,
+			      bool reference, struct lc_report *r)
 {
 	struct lc_history h = { 0 };
 	FILE *a = fmemopen((void *)first, strlen(first), "r");
@@ -285,7 +288,7 @@ static int merged_verdict(const char *first, const char *second, uint64_t widen,
 			snprintf(r->why, sizeof(r->why), "%s", err);
 			v = LC_MALFORMED;
 		} else {
-			lc_widen(&h, widen);
+			lc_widen(&h, widen, reference ? 1 : 0);
 			v = lc_check(&h, &lim, r);
 		}
 	}
@@ -295,6 +298,12 @@ static int merged_verdict(const char *first, const char *second, uint64_t widen,
 		fclose(b);
 	lc_free(&h);
 	return v;
+}
+
+static int merged_verdict(const char *first, const char *second, uint64_t widen,
+			  struct lc_report *r)
+{
+	return merged_verdict_ref(first, second, widen, false, r);
 }
 
 TEST(merged_histories_are_checked_as_one)
@@ -310,6 +319,32 @@ TEST(merged_histories_are_checked_as_one)
 	EXPECT_NE(NULL, strstr(r.why, "history 2 line 2")) TH_LOG("%s", r.why);
 	/* Clocks known only within 6 ns: the read may have come after. */
 	EXPECT_EQ(LC_LINEARIZABLE, merged_verdict(w, before, 6, &r)) TH_LOG("%s", r.why);
+}
+
+/*
+ * The first history's clock is the reference: only the other's intervals
+ * widen, so its operations keep their exact order among themselves and
+ * the widening still covers the other's error.
+ */
+TEST(the_reference_history_is_not_widened)
+{
+	/* cn 1 writes 5 in [100, 200], then 6 in [210, 300]; cn 2 reads 5 in [230, 240]. */
+	static const char w[] = RT_HDR OP(3, "update", 5, "ok", 0, 100, 200)
+				OP(3, "update", 6, "ok", 0, 210, 300);
+	static const char r5[] = RT_HDR OP(3, "search", 0, "ok", 5, 305, 320);
+	static const char w2[] = RT_HDR OP(3, "search", 0, "ok", 6, 90, 95);
+	struct lc_report r;
+
+	/* The read ended after the write of 6 had: only a skew of 6 ns excuses it. */
+	EXPECT_EQ(LC_VIOLATION, merged_verdict_ref(w, r5, 0, true, &r));
+	EXPECT_EQ(LC_LINEARIZABLE, merged_verdict_ref(w, r5, 6, true, &r)) TH_LOG("%s", r.why);
+	/*
+	 * cn 2 read 6 before cn 1 wrote it, by 115 ns: widening cn 2 alone by
+	 * 100 cannot excuse it, widening both by 100 can (210 - 100 < 95 + 100).
+	 */
+	EXPECT_EQ(LC_VIOLATION, merged_verdict_ref(w, w2, 100, true, &r));
+	EXPECT_EQ(LC_LINEARIZABLE, merged_verdict_ref(w, w2, 100, false, &r)) TH_LOG("%s", r.why);
+	EXPECT_EQ(LC_LINEARIZABLE, merged_verdict_ref(w, w2, 120, true, &r)) TH_LOG("%s", r.why);
 }
 
 TEST(histories_merge_only_on_one_clock)
