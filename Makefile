@@ -205,6 +205,7 @@ soak-kv: deps module userspace
 # Two compute nodes in two kernels (the virtual cluster, Documentation/cluster.rst).
 check-cluster: deps module userspace
 	tools/vm/cider-vm cluster --cns 2 --out build/cluster --timeout 900 -- selftests/cluster/two-cns
+	tools/vm/cider-vm cluster --cns 3 --out build/cluster3 --timeout 2400 -- selftests/cluster/three-cns
 
 # The previous release's ciderctl against this module and back (tools/abi-compat).
 abi-compat: deps module userspace
