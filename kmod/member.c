@@ -164,8 +164,7 @@ static int cider_member_announce(struct cider_mn *mn)
 	else
 		return 0;
 	e.family = src->sa_family;
-	/* The listener takes IPv4 only (peerlink.c): no port for another family. */
-	e.port = e.family == AF_INET ? cider_peerlink_port() : 0;
+	e.port = cider_peerlink_port(e.family);
 	b = cider_batch_alloc(1, 24, GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;

@@ -79,12 +79,15 @@ struct cider_peer_link {
 
 static struct rdma_cm_id *cider_listener;
 static u16 cider_listener_port;
+static bool cider_listener_v6;	/* dual-stack: IPv6 peers too */
 static LIST_HEAD(cider_links);
 static DEFINE_MUTEX(cider_links_lock);
 
-u16 cider_peerlink_port(void)
+u16 cider_peerlink_port(int family)
 {
-	return cider_listener_port;
+	if (family == AF_INET || (family == AF_INET6 && cider_listener_v6))
+		return cider_listener_port;
+	return 0;
 }
 
 static size_t cider_link_buf_len(void)
@@ -503,16 +506,30 @@ static int cider_link_dst(struct cider_peer_sink *sink, u32 cn, struct sockaddr_
 	struct cider_mn_member e;
 	int ret;
 
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)dst;
+	struct sockaddr_in *sin = (struct sockaddr_in *)dst;
+
 	ret = cider_member_lookup(sink->mn, cn, &e);
 	if (ret)
 		return ret;
-	/* Not attached, or no listener (the listener takes IPv4 only). */
-	if (!(e.claim & CIDER_CLAIM_LIVE) || !e.port || e.family != AF_INET)
+	/* Not attached, or no listener for its address's family. */
+	if (!(e.claim & CIDER_CLAIM_LIVE) || !e.port)
 		return -EHOSTUNREACH;
 	memset(dst, 0, sizeof(*dst));
-	((struct sockaddr_in *)dst)->sin_family = AF_INET;
-	((struct sockaddr_in *)dst)->sin_port = htons(e.port);
-	memcpy(&((struct sockaddr_in *)dst)->sin_addr, e.addr, 4);
+	if (e.family == AF_INET) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(e.port);
+		memcpy(&sin->sin_addr, e.addr, 4);
+	} else if (e.family == AF_INET6) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(e.port);
+		memcpy(&sin6->sin6_addr, e.addr, 16);
+		/* A link-local one (fe80::/10) names no interface here. */
+		if (e.addr[0] == 0xfe && (e.addr[1] & 0xc0) == 0x80)
+			return -EHOSTUNREACH;
+	} else {
+		return -EHOSTUNREACH;
+	}
 	*inc = cider_claim_incarnation(e.claim);
 	return 0;
 }
@@ -877,31 +894,57 @@ static int cider_listen_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	return 0;
 }
 
-int cider_peerlink_init(void)
+/* A listener on the wildcard address of @family (AF_INET6: both families). */
+static struct rdma_cm_id *cider_listen_on(int family)
 {
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_addr = IN6ADDR_ANY_INIT,
+		.sin6_port = htons(cider_peer_port),
+	};
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
 		.sin_addr.s_addr = htonl(INADDR_ANY),
 		.sin_port = htons(cider_peer_port),
 	};
+	struct sockaddr *addr = family == AF_INET6 ? (struct sockaddr *)&sin6 :
+						     (struct sockaddr *)&sin;
 	struct rdma_cm_id *id;
 	int ret;
 
-	if (cider_peer_port > U16_MAX)
-		return -EINVAL;
 	id = rdma_create_id(&init_net, cider_listen_handler, NULL, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
-		return PTR_ERR(id);
-	ret = rdma_bind_addr(id, (struct sockaddr *)&sin);
+		return id;
+	ret = family == AF_INET6 ? rdma_set_afonly(id, 0) : 0;
+	ret = ret ?: rdma_bind_addr(id, addr);
 	ret = ret ?: rdma_listen(id, 64);
 	if (ret) {
 		rdma_destroy_id(id);
-		return ret;
+		return ERR_PTR(ret);
 	}
+	return id;
+}
+
+int cider_peerlink_init(void)
+{
+	struct rdma_cm_id *id;
+
+	if (cider_peer_port > U16_MAX)
+		return -EINVAL;
+	/* Both families on one port; IPv4 alone where IPv6 is disabled. */
+	id = cider_listen_on(AF_INET6);
+	cider_listener_v6 = !IS_ERR(id);
+	if (IS_ERR(id))
+		id = cider_listen_on(AF_INET);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
 	cider_listener = id;
-	/* Bound: the port rdma_cm chose if peer_port was 0. */
-	cider_listener_port = ntohs(((struct sockaddr_in *)&id->route.addr.src_addr)->sin_port);
-	pr_info("compute nodes reach this one on port %u\n", cider_listener_port);
+	/* Bound: the port rdma_cm chose if peer_port was 0 (same offset in both). */
+	cider_listener_port = ntohs(cider_listener_v6 ?
+		((struct sockaddr_in6 *)&id->route.addr.src_addr)->sin6_port :
+		((struct sockaddr_in *)&id->route.addr.src_addr)->sin_port);
+	pr_info("compute nodes reach this one on port %u (%s)\n", cider_listener_port,
+		cider_listener_v6 ? "IPv4 and IPv6" : "IPv4 only");
 	return 0;
 }
 
@@ -911,6 +954,7 @@ void cider_peerlink_exit(void)
 		rdma_destroy_id(cider_listener);
 	cider_listener = NULL;
 	cider_listener_port = 0;
+	cider_listener_v6 = false;
 }
 
 /*

@@ -15,8 +15,11 @@ struct ib_device;
 
 int cider_peerlink_init(void);
 void cider_peerlink_exit(void);
-/* The listener's port (host order), to announce in the membership table; 0: none. */
-u16 cider_peerlink_port(void);
+/*
+ * The listener's port (host order) for peers of address family @family,
+ * to announce in the membership table; 0: none (nobody connects).
+ */
+u16 cider_peerlink_port(int family);
 /*
  * Send @m to core CN @to_cn of compute node @cn over a link (any context,
  * under RCU, @from live): 0 sent or queued until the link is up,

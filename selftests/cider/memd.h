@@ -67,16 +67,15 @@ static inline void memd_print_log(const struct memd *m)
 }
 
 /*
- * Start cider-memd with a region of @size and the store flags in @store
- * (a NULL-terminated argv tail, or NULL for the defaults); 0 once it
- * listens.
+ * Start cider-memd on @host (an IPv4 address, or an IPv6 one in brackets)
+ * with a region of @size and the store flags in @store (a NULL-terminated
+ * argv tail, or NULL for the defaults); 0 once it listens.
  */
-static inline int memd_start_store(struct memd *m, const char *size, unsigned int port,
-				   const char *const *store)
+static inline int memd_start_on(struct memd *m, const char *host, const char *size,
+				unsigned int port, const char *const *store)
 {
 	const char *argv[24] = { NULL, "--listen", m->addr, "--size", size };
 	unsigned int n = 5;
-	const char *host = getenv("CIDER_MN_ADDR");
 	const char *bin = getenv("CIDER_MEMD");
 
 	if (!host)
@@ -112,6 +111,13 @@ static inline int memd_start_store(struct memd *m, const char *size, unsigned in
 	waitpid(m->pid, NULL, 0);
 	m->pid = 0;
 	return -1;
+}
+
+/* The same on $CIDER_MN_ADDR, the test VM's address. */
+static inline int memd_start_store(struct memd *m, const char *size, unsigned int port,
+				   const char *const *store)
+{
+	return memd_start_on(m, getenv("CIDER_MN_ADDR"), size, port, store);
 }
 
 /* Start cider-memd with a region of @size; 0 once it listens. */

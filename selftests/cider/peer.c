@@ -210,27 +210,31 @@ TEST_F(peer, malformed_misaddressed_and_stale_messages_are_dropped_and_counted)
  * lost: a message sent before its link is up waits for it (the store's
  * early list) instead of costing its waiter a lease.
  */
-TEST_F_TIMEOUT(peer, compute_nodes_reach_each_other_over_rdma_links, 300)
+/*
+ * CNS compute nodes on the store at @addr, @at[0] attached already and
+ * the others attached here as cn @cn0 + i: they flood a hot key until
+ * locks have passed between them over links, every message a link
+ * carried arrives, and none is lost.  Detaches all but @at[0].
+ */
+static void reach_each_other(struct __test_metadata *_metadata, int fd, const char *addr,
+			     struct cider_attach *at, unsigned int cn0, const char *what)
 {
-	struct cider_attach at[CNS];
 	struct flood f[CNS];
 	pthread_t t[CNS];
 	long long p[P_NR];
 	unsigned int i, round;
 
-	NEED_MN();
 	ASSERT_EQ(0, sysfs_write(PARAM "peer_local", "N"));
-	at[0] = self->at;
 	for (i = 1; i < CNS; i++)
-		ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3 + i, 0, &at[i]));
+		ASSERT_EQ(0, cider_attach(fd, addr, cn0 + i, 0, &at[i]));
 	for (round = 0; round < 10; round++) {
 		for (i = 0; i < CNS; i++) {
-			f[i] = (struct flood){ .fd = self->fd, .store = at[i].mn_id, .ops = 200 };
+			f[i] = (struct flood){ .fd = fd, .store = at[i].mn_id, .ops = 200 };
 			ASSERT_EQ(0, pthread_create(&t[i], NULL, flood_run, &f[i]));
 		}
 		for (i = 0; i < CNS; i++) {
 			pthread_join(t[i], NULL);
-			EXPECT_EQ(0, f[i].bad) TH_LOG("cn %u: %d", 3 + i, f[i].bad);
+			EXPECT_EQ(0, f[i].bad) TH_LOG("cn %u: %d", cn0 + i, f[i].bad);
 			EXPECT_EQ(0U, f[i].ecomm + f[i].timedout);
 		}
 		ASSERT_EQ(0, peer_sum(at, CNS, p));
@@ -238,7 +242,7 @@ TEST_F_TIMEOUT(peer, compute_nodes_reach_each_other_over_rdma_links, 300)
 			break;
 	}
 	TH_LOG("%s: %u rounds; links %lld made, %lld accepted, %lld failed; %lld sent: %lld over links, %lld unreachable; %lld received; %lld handovers; %lld locks reset",
-	       variant->mode, round + 1, p[P_LINKS_MADE], p[P_LINKS_ACCEPTED],
+	       what, round + 1, p[P_LINKS_MADE], p[P_LINKS_ACCEPTED],
 	       p[P_LINK_FAILURES], peer_sent(p), p[P_REMOTE], p[P_UNREACHABLE], p[P_RECEIVED],
 	       p[P_HANDOVER], p[P_RESETS]);
 	EXPECT_EQ(0, p[P_LOCAL]);
@@ -257,7 +261,43 @@ TEST_F_TIMEOUT(peer, compute_nodes_reach_each_other_over_rdma_links, 300)
 	EXPECT_EQ(0, p[P_INVALID] + p[P_STALE] + p[P_FULL]);
 	EXPECT_EQ(0, p[P_UNREACHABLE]);
 	for (i = 1; i < CNS; i++)
-		EXPECT_EQ(0, cider_detach(self->fd, at[i].mn_id));
+		EXPECT_EQ(0, cider_detach(fd, at[i].mn_id));
+}
+
+TEST_F_TIMEOUT(peer, compute_nodes_reach_each_other_over_rdma_links, 300)
+{
+	struct cider_attach at[CNS];
+
+	NEED_MN();
+	at[0] = self->at;
+	reach_each_other(_metadata, self->fd, self->memd.addr, at, 3, variant->mode);
+}
+
+/*
+ * The same over IPv6 ($CIDER_MN_ADDR6: the runner puts a ULA on the rxe
+ * netdev): the memory node listens there, the CNs attach from there and
+ * announce that address with the listener's port (a dual-stack one), and
+ * their links are made to it.
+ */
+TEST_F_TIMEOUT(peer, compute_nodes_reach_each_other_over_ipv6, 300)
+{
+	const char *const store[] = { "--index", "array", "--keys", "64", "--mode", variant->mode,
+				      NULL };
+	const char *host = getenv("CIDER_MN_ADDR6");
+	struct cider_attach at[CNS];
+	struct memd m6;
+	char what[32];
+
+	NEED_MN();
+	if (!host)
+		SKIP(return, "CIDER_MN_ADDR6 not set");
+	ASSERT_EQ(0, memd_start_on(&m6, host, "4M", test_port() + 500, store))
+		TH_LOG("cider-memd did not start on %s; log %s", host, m6.log);
+	ASSERT_EQ(0, cider_attach(self->fd, m6.addr, 7, 0, &at[0]));
+	snprintf(what, sizeof(what), "%s over IPv6", variant->mode);
+	reach_each_other(_metadata, self->fd, m6.addr, at, 7, what);
+	EXPECT_EQ(0, cider_detach(self->fd, at[0].mn_id));
+	memd_stop(&m6, SIGTERM);
 }
 
 /* Three CNs over links (peer_local off) flood one key for @ops PUTs each. */
