@@ -789,26 +789,42 @@ static int cider_link_publish(struct cider_peer_link *l)
 }
 
 /*
- * @cn just connected to @sink as incarnation @inc: a link @sink made to an
- * earlier incarnation of @cn leads to a machine that is gone (a CN that
- * restarted, perhaps elsewhere, takes its id over only once the old one's
- * heartbeat stopped).  It might not fail for seconds, until a send to it
- * exhausted its retries: end it now, and the next message makes a link to
- * the address the membership table has now.
+ * @cn just connected to @sink as incarnation @inc: links to and from an
+ * earlier incarnation of @cn (incarnations only grow) lead to a machine
+ * that is gone (a CN that restarted, perhaps elsewhere, takes its id over
+ * only once the old one's heartbeat stopped).  The one made to it might
+ * not fail for seconds, until a send exhausted its retries, and one still
+ * connecting would hold the connect work for as long; the one it made
+ * here would receive nothing, ever.  End them now: the connect work reaps
+ * them, and the next message makes a link to the address the membership
+ * table has now.
  */
 static void cider_link_supersede(struct cider_peer_sink *sink, u32 cn, u64 inc)
 {
 	struct cider_peer_link *l;
-	bool stale;
+	bool stale = false;
 
 	if (cn > CIDER_MAX_CN_ID)
 		return;
 	mutex_lock(&sink->links_lock);
 	l = rcu_dereference_protected(sink->out[cn], lockdep_is_held(&sink->links_lock));
-	stale = l && l->incarnation != inc;
-	if (stale)
+	if (l && l->incarnation < inc) {
 		cider_link_broken(l);
+		stale = true;
+	}
+	list_for_each_entry(l, &sink->in, node) {
+		if (l->cn_id == cn && l->incarnation < inc) {
+			cider_link_broken(l);
+			stale = true;
+		}
+	}
 	mutex_unlock(&sink->links_lock);
+	/* One being made is on no list of the sink's, only on the module's. */
+	mutex_lock(&cider_links_lock);
+	list_for_each_entry(l, &cider_links, all)
+		if (l->sink == sink && !l->passive && l->cn_id == cn && l->incarnation < inc)
+			cider_link_cm_done(l, -ESTALE);
+	mutex_unlock(&cider_links_lock);
 	if (stale)
 		cider_link_kick(sink);
 }
@@ -931,7 +947,7 @@ int cider_peerlink_init(void)
 
 	if (cider_peer_port > U16_MAX)
 		return -EINVAL;
-	/* Both families on one port; IPv4 alone where IPv6 is disabled. */
+	/* Both families on one port; IPv4 alone if binding :: fails. */
 	id = cider_listen_on(AF_INET6);
 	cider_listener_v6 = !IS_ERR(id);
 	if (IS_ERR(id))

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -115,6 +116,14 @@ int main(int argc, char **argv)
 	strcpy(addr.sun_path, argv[1]);
 	unlink(addr.sun_path);
 	fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	/*
+	 * Wake up now and then: a SIGTERM that lands between the check of
+	 * stop and the recvfrom() would otherwise wait for a frame that,
+	 * with every guest gone, never comes.
+	 */
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_usec = 200000 },
+			   sizeof(struct timeval));
 	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
 		fprintf(stderr, "cider-hub: %s: %s\n", argv[1], strerror(errno));
 		return 1;
@@ -123,7 +132,7 @@ int main(int argc, char **argv)
 		len = sizeof(from);
 		n = recvfrom(fd, frame, sizeof(frame), 0, (struct sockaddr *)&from, &len);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
 				continue;
 			fprintf(stderr, "cider-hub: %s\n", strerror(errno));
 			return 1;
