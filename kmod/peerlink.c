@@ -503,11 +503,10 @@ static int cider_link_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev
 static int cider_link_dst(struct cider_peer_sink *sink, u32 cn, struct sockaddr_storage *dst,
 			  u64 *inc)
 {
-	struct cider_mn_member e;
-	int ret;
-
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)dst;
 	struct sockaddr_in *sin = (struct sockaddr_in *)dst;
+	struct cider_mn_member e;
+	int ret;
 
 	ret = cider_member_lookup(sink->mn, cn, &e);
 	if (ret)
