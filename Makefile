@@ -22,7 +22,7 @@ KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/lin
 LIB_SRC := lib/cider.c lib/cider-kv.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
 SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop selftests/cider/member selftests/cider/peer selftests/cider/kv \
-	selftests/cider/kvhash selftests/cider/cancel selftests/cider/kvbound
+	selftests/cider/kvhash selftests/cider/cancel selftests/cider/kvbound selftests/cider/reconnect
 # Run only under the debug kernel (they need its fault injection).
 DEBUG_SELFTESTS := selftests/cider/faults selftests/cider/kvfaults selftests/cider/removal selftests/cider/fuzz
 # The real-stack KV soak (make soak-kv; make check runs 2 minutes of it).
@@ -206,6 +206,7 @@ soak-kv: deps module userspace
 check-cluster: deps module userspace
 	tools/vm/cider-vm cluster --cns 2 --out build/cluster --timeout 900 -- selftests/cluster/two-cns
 	tools/vm/cider-vm cluster --cns 3 --out build/cluster3 --timeout 2400 -- selftests/cluster/three-cns
+	tools/vm/cider-vm cluster --cns 2 --out build/cluster-cut --timeout 900 -- selftests/cluster/link-cut
 
 # The previous release's ciderctl against this module and back (tools/abi-compat).
 abi-compat: deps module userspace

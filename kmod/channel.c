@@ -712,3 +712,45 @@ void cider_channel_destroy(struct cider_channel *ch)
 		ch->pd = NULL;
 	}
 }
+
+/*
+ * A destroyed channel made ready to connect again (its node reconnects):
+ * nothing of the old connection is left, its counters stay.
+ */
+void cider_channel_reset(struct cider_channel *ch)
+{
+	WARN_ON(ch->cm_id || ch->qp || ch->cq || ch->pd);
+	spin_lock_bh(&ch->lock);
+	ch->state = CIDER_CHAN_CONNECTING;
+	ch->established = false;
+	WRITE_ONCE(ch->reason, 0);
+	spin_unlock_bh(&ch->lock);
+	reinit_completion(&ch->cm_done);
+	ch->cm_status = 0;
+	ch->cm_reported = false;
+	memset(&ch->hello, 0, sizeof(ch->hello));
+}
+
+/* Connected, its resources complete: work may be mapped and posted on it. */
+bool cider_channel_ready(struct cider_channel *ch)
+{
+	bool ret;
+
+	spin_lock_bh(&ch->lock);
+	ret = ch->state == CIDER_CHAN_LIVE;
+	spin_unlock_bh(&ch->lock);
+	return ret;
+}
+
+/*
+ * Injected (fault.h): the QP to the error state, where a link that broke
+ * leaves it once the NIC's retries ran out.  Everything posted is
+ * flushed back, and so is the next post: the channel stops as it would.
+ */
+void cider_channel_break(struct cider_channel *ch)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	if (cider_channel_ready(ch))
+		ib_modify_qp(ch->qp, &attr, IB_QP_STATE);
+}

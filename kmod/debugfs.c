@@ -85,12 +85,14 @@ static int cider_mn_stats_show(struct seq_file *m, void *unused)
 	struct cider_chan_snap c, total = {};
 	unsigned int i;
 
-	seq_printf(m, "mn=%u state=%s reason=%d cn=%u incarnation=%llu beats=%lld claim_waited_ms=%llu dev=%s channels=%u region=%llu\n",
+	seq_printf(m, "mn=%u state=%s reason=%d cn=%u incarnation=%llu beats=%lld claim_waited_ms=%llu dev=%s channels=%u region=%llu reconnects=%u reconnect_attempts=%u lost_reason=%d last_reason=%d\n",
 		   mn->id, cider_mn_state_name(state),
 		   state == CIDER_MN_STATE_LIVE ? 0 : READ_ONCE(mn->dead_reason),
 		   mn->cn_id, cider_member_incarnation(&mn->member),
 		   (long long)atomic64_read(&mn->member.beats), mn->member.waited_ms,
-		   mn->ibdev_name, mn->nr_chans, mn->size);
+		   mn->ibdev_name, mn->nr_chans, mn->size, READ_ONCE(mn->reconnects),
+		   READ_ONCE(mn->reconnect_attempts), READ_ONCE(mn->lost_reason),
+		   READ_ONCE(mn->last_reason));
 	for (i = 0; i < mn->nr_chans; i++) {
 		cider_chan_snapshot(&mn->chans[i], &c);
 		cider_snap_add(&total, &c);

@@ -24,6 +24,7 @@ static u32 cider_fault_cm_delay_ms;
 static u32 cider_fault_remove_delay_ms;
 static u32 cider_fault_store_delay_ms;
 static atomic_t cider_fault_kv_stall_n = ATOMIC_INIT(0);
+static atomic_t cider_fault_break_qps = ATOMIC_INIT(0);
 
 void cider_fault_init(struct dentry *root)
 {
@@ -42,6 +43,7 @@ void cider_fault_init(struct dentry *root)
 	debugfs_create_u32("remove_delay_ms", 0600, dir, &cider_fault_remove_delay_ms);
 	debugfs_create_u32("store_delay_ms", 0600, dir, &cider_fault_store_delay_ms);
 	debugfs_create_atomic_t("kv_stall", 0600, dir, &cider_fault_kv_stall_n);
+	debugfs_create_atomic_t("break_qps", 0600, dir, &cider_fault_break_qps);
 }
 
 /* Take one count of @v if any is left. */
@@ -115,6 +117,11 @@ int cider_fault_post_send(struct ib_qp *qp, struct ib_send_wr *first,
 bool cider_fault_drop_cqe(void)
 {
 	return atomic_read(&cider_fault_drop) && cider_fault_take(&cider_fault_drop);
+}
+
+bool cider_fault_break_qp(void)
+{
+	return atomic_read(&cider_fault_break_qps) && cider_fault_take(&cider_fault_break_qps);
 }
 
 bool cider_fault_swab_atomics(void)

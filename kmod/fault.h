@@ -40,6 +40,12 @@
  *	dropped, neither posted nor failed, as a lost wake-up or a lost
  *	completion would leave them: only the operation's bound
  *	(kvstore.c) ends such an operation
+ *   break_qps
+ *	the next break_qps channels a memory node's watchdog visits (every
+ *	250 ms, each channel of each node in turn) have their QP moved to
+ *	the error state, where a link that broke leaves it once the NIC's
+ *	retries ran out: what was posted is flushed back, and the node
+ *	reconnects
  */
 #ifndef _CIDER_FAULT_H
 #define _CIDER_FAULT_H
@@ -54,6 +60,7 @@ void cider_fault_init(struct dentry *root);
 int cider_fault_post_send(struct ib_qp *qp, struct ib_send_wr *first,
 			  const struct ib_send_wr **bad);
 bool cider_fault_drop_cqe(void);
+bool cider_fault_break_qp(void);
 bool cider_fault_swab_atomics(void);
 void cider_fault_cm_event(struct rdma_cm_id *id, unsigned int index,
 			  const struct rdma_cm_event *ev, rdma_cm_event_handler handler);

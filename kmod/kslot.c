@@ -333,7 +333,7 @@ static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 
 	spin_lock_bh(&sh->lock);
 	dead = cider_shard_dead(sh);
-	for (i = 0; !dead && i < sh->kvs->nr_slots; i++) {
+	for (i = 0; !dead && !cider_kvs_down(sh->kvs) && i < sh->kvs->nr_slots; i++) {
 		struct cider_kslot *ks = &sh->slots[i];
 
 		if (ks->state != CIDER_KSLOT_FREE && ks->state != CIDER_KSLOT_DEAD)
@@ -358,7 +358,9 @@ static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 /*
  * Wait (bounded, killable) for a slot unless @nowait: 0 or -errno.  A
  * freed slot wakes the waiters; a dead client becomes usable a lease
- * after it died with nobody to say so, hence a look every lease.
+ * after it died with nobody to say so, hence a look every lease.  While
+ * the node reconnects no slot is given; past the bound that is
+ * -ENOTCONN, the operation did not happen.
  */
 static int cider_shard_claim_wait(struct cider_shard *sh, struct cider_kv_req *r, bool nowait)
 {
@@ -372,7 +374,7 @@ static int cider_shard_claim_wait(struct cider_shard *sh, struct cider_kv_req *r
 		long left = (long)(end - jiffies);
 
 		if (left <= 0)
-			return -EAGAIN;
+			return cider_kvs_down(sh->kvs) ? -ENOTCONN : -EAGAIN;
 		left = wait_event_killable_timeout(sh->slot_wait,
 						   (ret = cider_shard_claim(sh, r)) != 0,
 						   min(left, slice));

@@ -327,11 +327,15 @@ void cider_kvs_close(struct cider_kvs *kvs)
 		cancel_work_sync(&kvs->shards[i]->inbox_work);
 }
 
-/* The store dies with its first failure: the node is lost or refused us. */
+/*
+ * A verb failed: the node is lost or refused us.  The store dies with it,
+ * unless the node reconnects: then only this operation ends (the failed
+ * verb ends it in the core), and the store waits for its node.
+ */
 static void cider_kvs_die(struct cider_kvs *kvs, int status)
 {
-	if (atomic_cmpxchg(&kvs->dead, 0, status) == 0)
-		cider_mn_lost(kvs->mn, status);
+	if (!cider_mn_lost(kvs->mn, status))
+		atomic_cmpxchg(&kvs->dead, 0, status);
 }
 
 /* The batch's verbs back in the core's hands, each with its status. */

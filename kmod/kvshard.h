@@ -148,6 +148,7 @@ struct cider_kvs {
 	struct cider_mn *mn;
 	struct cider_cfg cfg;
 	atomic_t dead;			/* -errno once the store died */
+	bool down;			/* its node reconnects: quiesced, not resumed */
 	unsigned int nr_shards;
 	u32 key_max, val_max;		/* the store's limits: the slots' buffers */
 	u32 blk_len;			/* hash: the largest block; array: 0 */
@@ -162,6 +163,16 @@ struct cider_kvs {
 static inline int cider_shard_dead(struct cider_shard *sh)
 {
 	return sh->dead ?: atomic_read(&sh->kvs->dead);
+}
+
+/*
+ * Its node lost its link and reconnects: no operation starts, those that
+ * want to wait for the resume (from the loss, before the quiesce, to the
+ * resume, after the node is LIVE and checked again).
+ */
+static inline bool cider_kvs_down(const struct cider_kvs *kvs)
+{
+	return READ_ONCE(kvs->down) || cider_mn_reconnecting(kvs->mn);
 }
 
 static inline struct cider_client *cider_kslot_client(struct cider_kslot *ks)

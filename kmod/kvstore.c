@@ -466,6 +466,44 @@ static void cider_kvs_kill(struct cider_mn *mn, int reason)
 }
 
 /*
+ * The node lost its link and reconnects (mn.h): its channels drained, so
+ * no batch is out.  Every operation ends, as the kill would end it, but
+ * the store stays: new operations wait for the resume, and the slots of
+ * the ended ones come back a lease later (cider_kslot_revive()), when
+ * any lock they held has been recovered.  Process context.
+ */
+static void cider_kvs_quiesce(struct cider_mn *mn, int reason)
+{
+	struct cider_kvs *kvs = cider_kvs_of(mn);
+	unsigned int i, s;
+
+	if (!kvs)
+		return;
+	WRITE_ONCE(kvs->down, true);
+	for (i = 0; i < kvs->nr_shards; i++) {
+		struct cider_shard *sh = kvs->shards[i];
+
+		spin_lock_bh(&sh->lock);
+		for (s = 0; s < CIDER_KVS_SLOTS; s++)
+			cider_kslot_abort(sh, &sh->slots[s]);
+		cider_shard_flush(sh);
+	}
+}
+
+/* Reconnected, the same node and member: operations start again. */
+static void cider_kvs_resume(struct cider_mn *mn)
+{
+	struct cider_kvs *kvs = cider_kvs_of(mn);
+	unsigned int i;
+
+	if (!kvs)
+		return;
+	WRITE_ONCE(kvs->down, false);
+	for (i = 0; i < kvs->nr_shards; i++)
+		wake_up_all(&kvs->shards[i]->slot_wait);
+}
+
+/*
  * Teardown, after the kill and with the channels destroyed: no verb can
  * touch a slot's block any more.  Idempotent.
  */
@@ -525,6 +563,8 @@ static void cider_kvs_free(struct cider_mn *mn)
 const struct cider_mn_client cider_kvs_client = {
 	.add = cider_kvs_create,
 	.kill = cider_kvs_kill,
+	.quiesce = cider_kvs_quiesce,
+	.resume = cider_kvs_resume,
 	.stop = cider_kvs_unmap,
 	.release = cider_kvs_free,
 };

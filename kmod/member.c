@@ -255,6 +255,35 @@ int cider_member_claim(struct cider_mn *mn)
 	return ret;
 }
 
+/*
+ * After a reconnect (the node LIVE again, its store not yet given back):
+ * is the entry still ours?  A store formatted anew (the memory node
+ * restarted) does not have our claim any more: -ESTALE, everything this
+ * CN knew of the store is void.  A compute node that took our id over
+ * while we were cut off (our heartbeat stood still for a member lease)
+ * has a later one: -EADDRINUSE.  Still ours: announce our address again,
+ * which may have changed with the link.  0 or -errno.
+ */
+int cider_member_rejoin(struct cider_mn *mn)
+{
+	u64 claim, hb;
+	int ret;
+
+	if (!mn->member.claim)
+		return 0;
+	ret = cider_member_read(mn, &claim, &hb);
+	if (ret)
+		return ret;
+	if (claim == mn->member.claim)
+		return cider_member_announce(mn);
+	if (cider_claim_incarnation(claim) > cider_member_incarnation(&mn->member)) {
+		pr_err("mn%u: cn %u was taken over while this node was cut off (claim %#llx, ours %#llx): this node stops\n",
+		       mn->id, mn->cn_id, claim, mn->member.claim);
+		return -EADDRINUSE;
+	}
+	return -ESTALE;
+}
+
 static void cider_member_beat_done(struct cider_batch *b)
 {
 	struct cider_mn *mn = b->priv;
@@ -312,7 +341,8 @@ void cider_member_release(struct cider_mn *mn)
 	if (!mn->member.claim || mn->member.released)
 		return;
 	mn->member.released = true;
-	b = cider_batch_alloc(1, 8, GFP_KERNEL);
+	/* Cut off (reconnecting): the claim stays, and the lease frees it. */
+	b = cider_channel_ready(ch) ? cider_batch_alloc(1, 8, GFP_KERNEL) : NULL;
 	if (b) {
 		cider_batch_cas(b, 0, cider_member_off(mn), mn->member.claim,
 				mn->member.claim & ~CIDER_CLAIM_LIVE, 0);

@@ -26,6 +26,7 @@ struct cider_mn_member;
 int cider_member_claim(struct cider_mn *mn);
 /* Compute node @cn_id's entry in @mn's table (process context): 0 or -errno. */
 int cider_member_lookup(struct cider_mn *mn, u32 cn_id, struct cider_mn_member *e);
+int cider_member_rejoin(struct cider_mn *mn);
 void cider_member_beat(struct cider_mn *mn);
 void cider_member_release(struct cider_mn *mn);
 void cider_member_free(struct cider_mn *mn);

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Memory nodes: attach (connect every channel, probe the device and the
- * region), detach, and loss.  A node that is lost (disconnected, QP error,
- * device removed, an operation overdue) becomes DEAD: every pending and
- * later operation on it fails with its reason, and it stays listed until
- * detached, so operators see why.
+ * region), detach, loss and reconnect.  A node that loses its link
+ * (disconnected, a QP error, an operation overdue) recovers as nvme-rdma
+ * does: it stops and drains every channel, its operations end, and it
+ * connects again after a jittered delay until it is back or
+ * loss_timeout_ms has passed.  A node lost for good (given up, its device
+ * removed, its member id taken, a post refused, a restarted memory node)
+ * becomes DEAD: every pending and later operation on it fails with its
+ * reason, and it stays listed until detached, so operators see why.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 
@@ -18,6 +23,7 @@
 #include "cider_trace.h"
 #include "core/store.h"
 #include "debugfs.h"
+#include "fault.h"
 #include "mn.h"
 #include "params.h"
 
@@ -102,9 +108,12 @@ static bool cider_mn_may_enter(enum cider_mn_state old, enum cider_mn_state new)
 {
 	switch (new) {
 	case CIDER_MN_STATE_LIVE:
-		return old == CIDER_MN_STATE_ATTACHING;
+		return old == CIDER_MN_STATE_ATTACHING || old == CIDER_MN_STATE_RECONNECTING;
+	case CIDER_MN_STATE_RECONNECTING:
+		return old == CIDER_MN_STATE_LIVE;
 	case CIDER_MN_STATE_DEAD:
-		return old == CIDER_MN_STATE_ATTACHING || old == CIDER_MN_STATE_LIVE;
+		return old == CIDER_MN_STATE_ATTACHING || old == CIDER_MN_STATE_LIVE ||
+		       old == CIDER_MN_STATE_RECONNECTING;
 	case CIDER_MN_STATE_STOPPED:
 		return old != CIDER_MN_STATE_STOPPED;
 	default:
@@ -112,29 +121,102 @@ static bool cider_mn_may_enter(enum cider_mn_state old, enum cider_mn_state new)
 	}
 }
 
+/* Under state_lock: enter @new if the diagram allows it. */
+static bool __cider_mn_set_state(struct cider_mn *mn, enum cider_mn_state new, int reason)
+{
+	enum cider_mn_state old = mn->state;
+
+	lockdep_assert_held(&mn->state_lock);
+	if (!cider_mn_may_enter(old, new))
+		return false;
+	if ((new == CIDER_MN_STATE_DEAD || new == CIDER_MN_STATE_STOPPED) && !mn->dead_reason)
+		WRITE_ONCE(mn->dead_reason, reason);
+	WRITE_ONCE(mn->state, new);
+	trace_cider_mn_state(mn->id, old, new, reason);
+	return true;
+}
+
 /*
- * The only place a node's state changes (diagram in datapath.rst).
- * Leaving ATTACHING or LIVE for DEAD or STOPPED sets dead_reason; the
+ * The only place a node's state changes (diagram in datapath.rst), but
+ * for cider_mn_lose().  Entering DEAD or STOPPED sets dead_reason; the
  * first reason sticks.  Returns whether the state changed: losing a node
  * and stopping it are idempotent.  Any context.
  */
 static bool cider_mn_set_state(struct cider_mn *mn, enum cider_mn_state new, int reason)
 {
-	enum cider_mn_state old;
 	unsigned long flags;
 	bool ok;
 
 	spin_lock_irqsave(&mn->state_lock, flags);
-	old = mn->state;
-	ok = cider_mn_may_enter(old, new);
-	if (ok) {
-		if (new != CIDER_MN_STATE_LIVE && !mn->dead_reason)
-			WRITE_ONCE(mn->dead_reason, reason);
-		WRITE_ONCE(mn->state, new);
-		trace_cider_mn_state(mn->id, old, new, mn->dead_reason);
-	}
+	ok = __cider_mn_set_state(mn, new, reason);
 	spin_unlock_irqrestore(&mn->state_lock, flags);
 	return ok;
+}
+
+/*
+ * Failures of the link, which a new connection may cure.  Anything else
+ * is for good: the device went (ENODEV), our member id was taken
+ * (EADDRINUSE), the device refused a post (ENOMEM, EOPNOTSUPP), the node
+ * refused an access (EREMOTEIO: a bug, which a reconnect would repeat).
+ */
+static bool cider_mn_curable(int reason)
+{
+	switch (reason) {
+	case -ETIMEDOUT:
+	case -EIO:
+	case -ECOMM:
+	case -ENOTCONN:
+	case -ECONNRESET:
+	case -ECONNREFUSED:
+	case -ECONNABORTED:
+	case -EHOSTUNREACH:
+	case -ENETUNREACH:
+	case -ENETDOWN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* What a loss made of a node (cider_mn_lose()). */
+enum cider_mn_loss {
+	CIDER_MN_LOSS_NONE,		/* dead or stopped already */
+	CIDER_MN_LOSS_RECONNECT,	/* it starts reconnecting */
+	CIDER_MN_LOSS_ABSORBED,		/* it was reconnecting already */
+	CIDER_MN_LOSS_DEAD,		/* it is dead now */
+};
+
+/*
+ * What losing @mn for @reason makes of it, decided under state_lock so
+ * that two losses at once agree, and so that the caller's verdict does
+ * not depend on a second look (the node may be LIVE again by then): a
+ * listed LIVE node whose link failed reconnects while loss_timeout_ms
+ * allows it; one already reconnecting takes the errors of its own drain
+ * in its stride; anything else is DEAD.
+ */
+static enum cider_mn_loss cider_mn_lose(struct cider_mn *mn, int reason)
+{
+	bool curable = cider_mn_curable(reason);
+	enum cider_mn_loss loss;
+	unsigned long flags;
+
+	spin_lock_irqsave(&mn->state_lock, flags);
+	if (mn->state == CIDER_MN_STATE_LIVE && mn->listed && curable &&
+	    READ_ONCE(cider_loss_timeout_ms) &&
+	    __cider_mn_set_state(mn, CIDER_MN_STATE_RECONNECTING, reason)) {
+		WRITE_ONCE(mn->lost_reason, reason);
+		WRITE_ONCE(mn->last_reason, reason);
+		WRITE_ONCE(mn->lost_at, jiffies);
+		loss = CIDER_MN_LOSS_RECONNECT;
+	} else if (mn->state == CIDER_MN_STATE_RECONNECTING && curable) {
+		loss = CIDER_MN_LOSS_ABSORBED;
+	} else if (__cider_mn_set_state(mn, CIDER_MN_STATE_DEAD, reason)) {
+		loss = CIDER_MN_LOSS_DEAD;
+	} else {
+		loss = CIDER_MN_LOSS_NONE;
+	}
+	spin_unlock_irqrestore(&mn->state_lock, flags);
+	return loss;
 }
 
 /*
@@ -183,17 +265,31 @@ int cider_mn_run(struct cider_mn *mn, struct cider_channel *ch, struct cider_bat
 }
 
 /*
- * Declare @mn lost (any context): it turns DEAD, and its channels are
- * stopped from a work.  Only the first loss counts.
+ * Declare @mn lost (any context): it reconnects (its channels are stopped
+ * and connected again from works) or turns DEAD (its channels are stopped
+ * from a work), see cider_mn_lose().  Only the first loss counts.
+ * Returns whether the node is reconnecting, so that its users keep what
+ * they have.
  */
-void cider_mn_lost(struct cider_mn *mn, int reason)
+bool cider_mn_lost(struct cider_mn *mn, int reason)
 {
-	if (!cider_mn_set_state(mn, CIDER_MN_STATE_DEAD, reason))
-		return;
-	if (cider_mn_listed(mn))
-		pr_warn("mn%u (%pISpc via %s): lost: %pe\n", mn->id, &mn->addr,
+	switch (cider_mn_lose(mn, reason)) {
+	case CIDER_MN_LOSS_RECONNECT:
+		pr_warn("mn%u (%pISpc via %s): lost: %pe; reconnecting\n", mn->id, &mn->addr,
 			mn->ibdev_name, ERR_PTR(reason));
-	schedule_work(&mn->kill_work);
+		queue_work(system_long_wq, &mn->recover_work);
+		return true;
+	case CIDER_MN_LOSS_ABSORBED:
+		return true;
+	case CIDER_MN_LOSS_DEAD:
+		if (cider_mn_listed(mn))
+			pr_warn("mn%u (%pISpc via %s): lost: %pe\n", mn->id, &mn->addr,
+				mn->ibdev_name, ERR_PTR(reason));
+		schedule_work(&mn->kill_work);
+		return false;
+	default:
+		return false;
+	}
 }
 
 /* A channel stopped by itself: the node is lost (transport.h). */
@@ -215,8 +311,11 @@ static void cider_mn_kill_work(struct work_struct *work)
 	struct cider_mn *mn = container_of(work, struct cider_mn, kill_work);
 	unsigned int i;
 
+	/* Not while a reconnect frees or makes them (res_lock). */
+	mutex_lock(&mn->res_lock);
 	for (i = 0; i < mn->nr_chans; i++)
 		cider_channel_kill(&mn->chans[i], READ_ONCE(mn->dead_reason));
+	mutex_unlock(&mn->res_lock);
 	/* Operations parked on a lock or a timer end too. */
 	if (cider_mn_client)
 		cider_mn_client->kill(mn, READ_ONCE(mn->dead_reason));
@@ -263,9 +362,12 @@ static void cider_mn_watchdog(struct work_struct *work)
 			return;
 		}
 	}
-	for (i = 0; i < mn->nr_chans; i++)
-		if (cider_channel_idle(&mn->chans[i], idle))
+	for (i = 0; i < mn->nr_chans; i++) {
+		if (cider_fault_break_qp())
+			cider_channel_break(&mn->chans[i]);
+		else if (cider_channel_idle(&mn->chans[i], idle))
 			cider_mn_keepalive(mn, &mn->chans[i]);
+	}
 	cider_member_beat(mn);
 	if (READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE)
 		schedule_delayed_work(&mn->watchdog, HZ / 4);
@@ -292,6 +394,13 @@ static void cider_mn_teardown(struct cider_mn *mn, int reason)
 	cider_member_release(mn);
 	cider_channel_destroy(&mn->chans[0]);
 	mutex_unlock(&mn->res_lock);
+	/*
+	 * After the destroy, which ends a reconnect's wait for its connects:
+	 * a reconnect finds the node STOPPED and leaves the channels alone.
+	 */
+	cancel_work_sync(&mn->recover_work);
+	cancel_delayed_work_sync(&mn->reconnect_work);
+	cancel_delayed_work_sync(&mn->watchdog);	/* a reconnect may have started it */
 	if (cider_mn_client) {
 		cider_mn_client->kill(mn, READ_ONCE(mn->dead_reason));
 		/* Before the device can go: nothing of the user is mapped. */
@@ -340,6 +449,9 @@ static void cider_mn_set_addr(struct cider_mn *mn, const struct cider_attach *at
 	}
 }
 
+static void cider_mn_recover_work(struct work_struct *work);
+static void cider_mn_reconnect_work(struct work_struct *work);
+
 static struct cider_mn *cider_mn_alloc(const struct cider_attach *at)
 {
 	struct cider_mn *mn;
@@ -362,6 +474,8 @@ static struct cider_mn *cider_mn_alloc(const struct cider_attach *at)
 	mn->state = CIDER_MN_STATE_ATTACHING;
 	mutex_init(&mn->res_lock);
 	INIT_WORK(&mn->kill_work, cider_mn_kill_work);
+	INIT_WORK(&mn->recover_work, cider_mn_recover_work);
+	INIT_DELAYED_WORK(&mn->reconnect_work, cider_mn_reconnect_work);
 	INIT_DELAYED_WORK(&mn->watchdog, cider_mn_watchdog);
 	cider_mn_set_addr(mn, at);
 	return mn;
@@ -422,7 +536,7 @@ static int cider_mn_check_chans(struct cider_mn *mn)
 }
 
 /* Connect every channel in parallel, within one deadline. */
-static int cider_mn_connect(struct cider_mn *mn, unsigned long timeout_ms)
+static int cider_mn_connect_chans(struct cider_mn *mn, unsigned long timeout_ms)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
 	unsigned int i;
@@ -438,7 +552,12 @@ static int cider_mn_connect(struct cider_mn *mn, unsigned long timeout_ms)
 		else
 			ret = READ_ONCE(ch->cm_status);
 	}
-	return ret ?: cider_mn_check_chans(mn);
+	return ret;
+}
+
+static int cider_mn_connect(struct cider_mn *mn, unsigned long timeout_ms)
+{
+	return cider_mn_connect_chans(mn, timeout_ms) ?: cider_mn_check_chans(mn);
 }
 
 /*
@@ -596,6 +715,161 @@ static int cider_mn_bring_up(struct cider_mn *mn, unsigned long timeout)
 		return ret;
 	ret = ret ?: cider_mn_list(mn);
 	return ret ? cider_mn_attach_lost(mn, ret) : 0;
+}
+
+/*
+ * Free every channel's connection and make it ready to connect again,
+ * unless the node stopped reconnecting meanwhile (given up, torn down):
+ * then its channels are the kill's or the teardown's.
+ */
+static bool cider_mn_drop_links(struct cider_mn *mn)
+{
+	unsigned int i;
+	bool mine;
+
+	mutex_lock(&mn->res_lock);
+	mine = cider_mn_reconnecting(mn);
+	for (i = 0; mine && i < mn->nr_chans; i++) {
+		cider_channel_destroy(&mn->chans[i]);
+		cider_channel_reset(&mn->chans[i]);
+	}
+	mutex_unlock(&mn->res_lock);
+	return mine;
+}
+
+/* Not reconnected within loss_timeout_ms: DEAD, for the reason it was lost. */
+static void cider_mn_give_up(struct cider_mn *mn)
+{
+	if (cider_mn_set_state(mn, CIDER_MN_STATE_DEAD, READ_ONCE(mn->lost_reason)))
+		schedule_work(&mn->kill_work);
+}
+
+/* Try again in about reconnect_delay_ms: +-25 %, so that CNs cut off together spread out. */
+static void cider_mn_reconnect_later(struct cider_mn *mn)
+{
+	unsigned long delay = msecs_to_jiffies(READ_ONCE(cider_reconnect_delay_ms));
+
+	delay = delay * 3 / 4 + get_random_u32() % (delay / 2 + 1);
+	queue_delayed_work(system_long_wq, &mn->reconnect_work, delay);
+}
+
+/*
+ * The node was lost and reconnects (cider_mn_lost()), as nvme-rdma's
+ * error recovery: every channel stops and drains, so that whatever was
+ * posted finishes (not executed, or outcome unknown), the store ends the
+ * operations still waiting, and the connections are freed.  Then connect
+ * again, a while later.
+ */
+static void cider_mn_recover_work(struct work_struct *work)
+{
+	struct cider_mn *mn = container_of(work, struct cider_mn, recover_work);
+	int reason = READ_ONCE(mn->lost_reason);
+	unsigned int i;
+
+	/* Every submitter that saw LIVE has queued its batch by now. */
+	synchronize_rcu();
+	cancel_delayed_work_sync(&mn->watchdog);
+	mutex_lock(&mn->res_lock);
+	if (!cider_mn_reconnecting(mn)) {
+		mutex_unlock(&mn->res_lock);
+		return;
+	}
+	for (i = 0; i < mn->nr_chans; i++)
+		cider_channel_kill(&mn->chans[i], reason);
+	mutex_unlock(&mn->res_lock);
+	if (cider_mn_client)
+		cider_mn_client->quiesce(mn, reason);
+	if (cider_mn_drop_links(mn))
+		cider_mn_reconnect_later(mn);
+}
+
+/*
+ * Every channel connected again to the node it reached before: the same
+ * region (a restarted memory node has a new one, and a new store: what
+ * this CN knew of the old one is void), through the same device (the
+ * store's buffers are mapped on it).
+ */
+static int cider_mn_same_node(struct cider_mn *mn)
+{
+	unsigned int i;
+
+	for (i = 0; i < mn->nr_chans; i++) {
+		const struct cider_channel *ch = &mn->chans[i];
+
+		if (ch->dev != mn->ibdev)
+			return -EXDEV;
+		if (ch->hello.addr != mn->base || ch->hello.rkey != mn->rkey ||
+		    ch->hello.size != mn->size)
+			return -ESTALE;
+	}
+	return 0;
+}
+
+/* Why a reconnect failed, said once, in words an operator can act on. */
+static void cider_mn_say_refused(struct cider_mn *mn, int ret)
+{
+	if (ret == -ESTALE)
+		pr_err("mn%u: %pISpc is not the store this node attached (the memory node restarted?): given up\n",
+		       mn->id, &mn->addr);
+	else if (ret == -EXDEV)
+		pr_err("mn%u: %pISpc is now reached through another RDMA device: given up\n",
+		       mn->id, &mn->addr);
+}
+
+/* Connect, check, go LIVE, check the membership, and give the store back. */
+static int cider_mn_reconnect(struct cider_mn *mn)
+{
+	int ret;
+
+	ret = cider_mn_connect_chans(mn, CIDER_ATTACH_TIMEOUT_MS);
+	ret = ret ?: cider_mn_same_node(mn);
+	if (ret)
+		return ret;
+	if (!cider_mn_set_state(mn, CIDER_MN_STATE_LIVE, 0))
+		return -ENOTCONN;	/* given up or torn down meanwhile */
+	schedule_delayed_work(&mn->watchdog, HZ / 4);
+	ret = cider_member_rejoin(mn);
+	if (ret) {
+		/* Lost again (then reconnecting again), or refused for good. */
+		cider_mn_say_refused(mn, ret);
+		cider_mn_lost(mn, ret);
+		return 0;
+	}
+	if (cider_mn_client)
+		cider_mn_client->resume(mn);
+	WRITE_ONCE(mn->reconnects, mn->reconnects + 1);
+	pr_info("mn%u: %pISpc reconnected after %u ms (attempt %u)\n", mn->id, &mn->addr,
+		jiffies_to_msecs(jiffies - mn->lost_at), mn->reconnect_attempts);
+	return 0;
+}
+
+static void cider_mn_reconnect_work(struct work_struct *work)
+{
+	struct cider_mn *mn = container_of(to_delayed_work(work), struct cider_mn,
+					   reconnect_work);
+	unsigned long tmo = msecs_to_jiffies(READ_ONCE(cider_loss_timeout_ms));
+	int ret;
+
+	if (!cider_mn_reconnecting(mn))
+		return;
+	WRITE_ONCE(mn->reconnect_attempts, mn->reconnect_attempts + 1);
+	ret = cider_mn_reconnect(mn);
+	if (!ret)
+		return;
+	WRITE_ONCE(mn->last_reason, ret);
+	if (!cider_mn_drop_links(mn))
+		return;
+	if (!cider_mn_curable(ret)) {
+		cider_mn_say_refused(mn, ret);
+		cider_mn_lost(mn, ret);
+	} else if (!tmo || time_after(jiffies, mn->lost_at + tmo)) {
+		pr_err("mn%u: %pISpc not reconnected within %u ms (%u attempts, the last: %pe): given up\n",
+		       mn->id, &mn->addr, READ_ONCE(cider_loss_timeout_ms),
+		       mn->reconnect_attempts, ERR_PTR(ret));
+		cider_mn_give_up(mn);
+	} else {
+		cider_mn_reconnect_later(mn);
+	}
 }
 
 /*

@@ -33,7 +33,13 @@ struct cider_mn {
 	 */
 	spinlock_t state_lock;
 	enum cider_mn_state state;	/* READ_ONCE() without the lock */
-	int dead_reason;		/* set on leaving LIVE/ATTACHING */
+	int dead_reason;		/* set on entering DEAD or STOPPED */
+	/* Reconnecting (cider_mn_lost()): WRITE_ONCE() by its works, read anywhere. */
+	int lost_reason;		/* why it was last lost */
+	int last_reason;		/* that, or why its last attempt failed */
+	unsigned long lost_at;		/* jiffies: it was last lost */
+	u32 reconnects;			/* times it came back */
+	u32 reconnect_attempts;		/* connects tried while it was lost */
 	struct ib_device *ibdev;	/* set once connected */
 	char ibdev_name[IB_DEVICE_NAME_MAX];
 	struct cider_mn_sb sb;		/* as read at attach (core/store.h) */
@@ -51,6 +57,8 @@ struct cider_mn {
 	struct mutex res_lock;
 	bool listed;			/* visible to lookups; cider_mns_lock */
 	struct work_struct kill_work;
+	struct work_struct recover_work;	/* lost: stop, drain, end, free */
+	struct delayed_work reconnect_work;	/* then connect again, and again */
 	struct delayed_work watchdog;
 	struct dentry *debugfs;
 	struct dentry *debugfs_kv;	/* mnN-kv: operations by state */
@@ -69,10 +77,23 @@ static inline bool cider_mn_listed(const struct cider_mn *mn)
 	return READ_ONCE(mn->listed);
 }
 
-/* What CIDER_IOC_MN_INFO reports: CIDER_MN_LIVE or CIDER_MN_DEAD. */
+/* Lost, and connecting again: its users wait for ->resume. */
+static inline bool cider_mn_reconnecting(const struct cider_mn *mn)
+{
+	return READ_ONCE(mn->state) == CIDER_MN_STATE_RECONNECTING;
+}
+
+/* What CIDER_IOC_MN_INFO reports: CIDER_MN_LIVE, _RECONNECTING or _DEAD. */
 static inline u32 cider_mn_uapi_state(const struct cider_mn *mn)
 {
-	return READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE ? CIDER_MN_LIVE : CIDER_MN_DEAD;
+	switch (READ_ONCE(mn->state)) {
+	case CIDER_MN_STATE_LIVE:
+		return CIDER_MN_LIVE;
+	case CIDER_MN_STATE_RECONNECTING:
+		return CIDER_MN_RECONNECTING;
+	default:
+		return CIDER_MN_DEAD;
+	}
 }
 
 /*
@@ -86,6 +107,13 @@ struct cider_mn_client {
 	int (*add)(struct cider_mn *mn);
 	/* Lost (the kill work, channels drained) or torn down: end every operation. */
 	void (*kill)(struct cider_mn *mn, int reason);
+	/*
+	 * Lost and reconnecting, channels drained: end every operation, keep
+	 * the rest; new ones wait for ->resume (or ->kill, if it gives up).
+	 */
+	void (*quiesce)(struct cider_mn *mn, int reason);
+	/* Reconnected, and still the same node and member: carry on. */
+	void (*resume)(struct cider_mn *mn);
 	/* Teardown, channels destroyed, before the device may go. */
 	void (*stop)(struct cider_mn *mn);
 	/* The node's last reference is gone: free what ->add made.  Any context. */
@@ -108,7 +136,7 @@ static inline void *cider_mn_user(struct cider_mn *mn)
 const char *cider_mn_state_name(enum cider_mn_state s);
 struct cider_mn *cider_mn_get(u32 id);
 void cider_mn_put(struct cider_mn *mn);
-void cider_mn_lost(struct cider_mn *mn, int reason);
+bool cider_mn_lost(struct cider_mn *mn, int reason);
 struct cider_channel *cider_mn_channel(struct cider_mn *mn);
 void cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
 		     struct cider_batch *b);

@@ -98,6 +98,10 @@ static void cider_mn_info_fill(const struct cider_mn *mn, void *arg)
 	mi->max_key_len = mn->sb.max_key_len;
 	mi->max_value_len = mn->sb.max_value_len;
 	mi->cn_incarnation = cider_member_incarnation(&mn->member);
+	mi->reconnects = READ_ONCE(mn->reconnects);
+	mi->reconnect_attempts = READ_ONCE(mn->reconnect_attempts);
+	mi->lost_reason = READ_ONCE(mn->lost_reason);
+	mi->last_reason = READ_ONCE(mn->last_reason);
 }
 
 long cider_ioctl_mn_info(void __user *uarg, unsigned int cmd)

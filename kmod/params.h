@@ -12,12 +12,15 @@
 
 #define CIDER_OP_TIMEOUT_MS_MIN		100
 #define CIDER_OP_TIMEOUT_MS_MAX		600000
+#define CIDER_LOSS_TIMEOUT_MS_MAX	3600000
 /* Every channel's send queue must hold the largest batch. */
 #define CIDER_SQ_DEPTH_MIN		CIDER_RAW_MAX_OPS
 #define CIDER_SQ_DEPTH_MAX		4096
 
 extern unsigned int cider_op_timeout_ms;	/* writable */
 extern unsigned int cider_keepalive_ms;		/* writable */
+extern unsigned int cider_reconnect_delay_ms;	/* writable */
+extern unsigned int cider_loss_timeout_ms;	/* writable */
 extern unsigned int cider_sq_depth;
 extern unsigned int cider_credit_interval_us;
 extern unsigned int cider_credit_stable;

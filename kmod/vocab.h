@@ -14,7 +14,8 @@
 #define CIDER_MN_STATES(X, X_LAST)					\
 	X(ATTACHING, attaching)	/* connecting; not listed */		\
 	X(LIVE, live)		/* accepting work (probe, then listed) */	\
-	X(DEAD, dead)		/* lost: every operation fails */		\
+	X(RECONNECTING, reconnecting) /* lost: recovering, then connecting again */ \
+	X(DEAD, dead)		/* lost for good: every operation fails */	\
 	X_LAST(STOPPED, stopped) /* channels torn down or going */
 
 /* A channel's life (transport.h, enum cider_chan_state). */

@@ -24,8 +24,9 @@ _Static_assert(sizeof(struct cider_info) == 784, "cider_info ABI");
 _Static_assert(offsetof(struct cider_info, devices) == 48, "cider_info ABI");
 _Static_assert(sizeof(struct cider_attach) == 88, "cider_attach ABI");
 _Static_assert(sizeof(struct cider_detach) == 24, "cider_detach ABI");
-_Static_assert(sizeof(struct cider_mn_info) == 160, "cider_mn_info ABI");
+_Static_assert(sizeof(struct cider_mn_info) == 176, "cider_mn_info ABI");
 _Static_assert(offsetof(struct cider_mn_info, cn_incarnation) == 152, "cider_mn_info ABI");
+_Static_assert(offsetof(struct cider_mn_info, reconnects) == 160, "cider_mn_info ABI");
 _Static_assert(sizeof(struct cider_raw_op) == 56, "cider_raw_op ABI");
 _Static_assert(sizeof(struct cider_raw_batch) == 40, "cider_raw_batch ABI");
 /* The io_uring command area of a 128-byte SQE is 80 bytes. */

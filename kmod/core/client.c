@@ -611,6 +611,12 @@ void cider_client_start(struct cider_client *c, const struct cider_kv_args *a)
 	c->fenced = false;
 	c->state = CIDER_OP_AGAIN;
 	c->res = CIDER_RES_NONE;
+	/*
+	 * No verb of this operation yet: the last batch of the client's
+	 * previous operation may have failed (its node reconnected since),
+	 * and the resume below must not take its statuses for this one's.
+	 */
+	c->nv = 0;
 	c->busy = true;
 	if (!cider_args_ok(c, a)) {
 		c->key = 0;

@@ -49,6 +49,7 @@ static void defaults(void)
 	sysfs_write(FAULT_DIR "drop_cqes", "0");
 	sysfs_write(PARAM_DIR "op_timeout_ms", "10000");
 	sysfs_write(PARAM_DIR "keepalive_ms", "1000");
+	sysfs_write(PARAM_DIR "loss_timeout_ms", "30000");
 }
 
 /* The running kernel is @major.@minor or later. */
@@ -166,7 +167,9 @@ static int exit_with_pending(struct __test_metadata *_metadata, FIXTURE_DATA(pen
 	char c = 0;
 	pid_t pid;
 
-	if (refs < 1 || sysfs_write(PARAM_DIR "keepalive_ms", "600000") ||
+	/* Reconnecting off: the node's death is what ends the command here. */
+	if (refs < 1 || sysfs_write(PARAM_DIR "loss_timeout_ms", "0") ||
+	    sysfs_write(PARAM_DIR "keepalive_ms", "600000") ||
 	    sysfs_write(PARAM_DIR "op_timeout_ms", OP_TIMEOUT_MS) ||
 	    sysfs_write(FAULT_DIR "drop_cqes", "1") || pipe(p))
 		return -1;

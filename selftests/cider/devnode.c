@@ -173,7 +173,8 @@ TEST_F(dev, unknown_ioctl_numbers_are_enotty)
 TEST_F(dev, info_reports_what_the_module_can_do)
 {
 	const unsigned long long want = CIDER_FEAT_EXT_ARGS | CIDER_FEAT_RAW | CIDER_FEAT_KV_ARRAY |
-					CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING | CIDER_FEAT_MEMBERS;
+					CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING | CIDER_FEAT_MEMBERS |
+					CIDER_FEAT_RECONNECT;
 
 	ASSERT_EQ(0, xioctl(self->fd, CIDER_IOC_GET_INFO, &self->info));
 	ASSERT_EQ(want, self->info.features);

@@ -57,8 +57,11 @@ static void knobs_off(void)
 	knob("cm_delay_ms", "0");
 	knob("remove_delay_ms", "0");
 	knob("store_delay_ms", "0");
+	knob("break_qps", "0");
 	sysfs_write(PARAM_DIR "op_timeout_ms", "10000");
 	sysfs_write(PARAM_DIR "keepalive_ms", "1000");
+	sysfs_write(PARAM_DIR "reconnect_delay_ms", "1000");
+	sysfs_write(PARAM_DIR "loss_timeout_ms", "30000");
 }
 
 /*
@@ -384,7 +387,8 @@ TEST_F_TIMEOUT(fault, partial_post_mid_load_fails_only_the_affected_operations, 
 /*
  * A lost completion: only the watchdog can end the batch.  It does so
  * within op_timeout_ms and a watchdog period; the FAA's outcome is
- * unknown and the node died of ETIMEDOUT.
+ * unknown and the node died of ETIMEDOUT (reconnecting is off: its own
+ * tests follow).
  */
 TEST_F_TIMEOUT(fault, lost_completion_ends_by_the_watchdog, 60)
 {
@@ -394,6 +398,7 @@ TEST_F_TIMEOUT(fault, lost_completion_ends_by_the_watchdog, 60)
 	double t;
 
 	NEED();
+	ASSERT_EQ(0, sysfs_write(PARAM_DIR "loss_timeout_ms", "0"));
 	ASSERT_EQ(0, sysfs_write(PARAM_DIR "keepalive_ms", "600000"));
 	ASSERT_EQ(0, sysfs_write(PARAM_DIR "op_timeout_ms", "1000"));
 	ASSERT_EQ(0, knob("drop_cqes", "1"));
@@ -425,6 +430,7 @@ TEST_F_TIMEOUT(fault, an_idle_node_is_noticed_dead, 60)
 	double t, end;
 
 	NEED();
+	ASSERT_EQ(0, sysfs_write(PARAM_DIR "loss_timeout_ms", "0"));
 	ASSERT_EQ(0, sysfs_write(PARAM_DIR "keepalive_ms", "500"));
 	ASSERT_EQ(0, sysfs_write(PARAM_DIR "op_timeout_ms", "1000"));
 	ASSERT_EQ(0, knob("drop_cqes", "1"));
@@ -519,6 +525,10 @@ TEST_F(fault, parameters_are_range_checked)
 	EXPECT_EQ(-EINVAL, sysfs_write(PARAM_DIR "keepalive_ms", "0"));
 	EXPECT_EQ(0, sysfs_write(PARAM_DIR "op_timeout_ms", "100"));
 	EXPECT_EQ(0, sysfs_write(PARAM_DIR "op_timeout_ms", "10000"));
+	EXPECT_EQ(-EINVAL, sysfs_write(PARAM_DIR "reconnect_delay_ms", "99"));
+	EXPECT_EQ(-EINVAL, sysfs_write(PARAM_DIR "loss_timeout_ms", "3600001"));
+	EXPECT_EQ(0, sysfs_write(PARAM_DIR "loss_timeout_ms", "0"));
+	EXPECT_EQ(0, sysfs_write(PARAM_DIR "loss_timeout_ms", "30000"));
 }
 
 /* A synchronous failure to resolve the address fails the attach at once. */

@@ -252,6 +252,32 @@ static const char *incarnation_str(const struct cider_mn_info *mi, char *buf, si
 	return buf;
 }
 
+static const char *mn_state_name(unsigned int state)
+{
+	switch (state) {
+	case CIDER_MN_LIVE:
+		return "live";
+	case CIDER_MN_RECONNECTING:
+		return "reconnecting";
+	case CIDER_MN_DEAD:
+		return "dead";
+	default:
+		return "?";
+	}
+}
+
+/* A node that was ever lost: how often it came back, and why it went. */
+static void print_reconnects(const struct cider_mn_info *mi)
+{
+	if (!mi->lost_reason && !mi->reconnect_attempts)
+		return;
+	printf("     reconnects: %u of %u attempts; last lost: %s", mi->reconnects,
+	       mi->reconnect_attempts, strerror(-mi->lost_reason));
+	if (mi->last_reason && mi->last_reason != mi->lost_reason)
+		printf("; last attempt: %s", strerror(-mi->last_reason));
+	putchar('\n');
+}
+
 static int cmd_status(int fd, int argc, char **argv)
 {
 	struct cider_mn_info mi;
@@ -267,15 +293,18 @@ static int cmd_status(int fd, int argc, char **argv)
 	if (json)
 		printf("[");
 	while (!(ret = cider_mn_info(fd, id, &mi))) {
-		bool live = mi.state == CIDER_MN_LIVE;
+		bool dead = mi.state == CIDER_MN_DEAD && mi.dead_reason;
 
 		mi.ibdev[sizeof(mi.ibdev) - 1] = '\0';
 		cider_format_addr(mi.family, mi.addr, mi.port, addr, sizeof(addr));
 		if (json) {
 			printf("%s{\"mn\":%u,\"addr\":\"%s\",\"state\":\"%s\",\"reason\":%d,"
-			       "\"cn\":%u,\"incarnation\":%llu,\"dev\":", n ? "," : "", mi.mn_id,
-			       addr, live ? "live" : "dead", mi.dead_reason, mi.cn_id,
-			       (unsigned long long)mi.cn_incarnation);
+			       "\"cn\":%u,\"incarnation\":%llu,\"reconnects\":%u,"
+			       "\"reconnect_attempts\":%u,\"lost_reason\":%d,\"last_reason\":%d,"
+			       "\"dev\":", n ? "," : "", mi.mn_id,
+			       addr, mn_state_name(mi.state), mi.dead_reason, mi.cn_id,
+			       (unsigned long long)mi.cn_incarnation, mi.reconnects,
+			       mi.reconnect_attempts, mi.lost_reason, mi.last_reason);
 			json_str(mi.ibdev);
 			printf(",\"channels\":%u,\"region_size\":%llu,\"layout\":%u,"
 			       "\"store\":{\"index\":\"%s\",\"mode\":\"%s\",\"keys\":%llu,"
@@ -287,14 +316,15 @@ static int cmd_status(int fd, int argc, char **argv)
 		} else {
 			printf("mn%u: %s %s%s%s%s cn %u%s dev %s channels %u region %llu layout %u\n"
 			       "     store: %s index, %s mode, %llu keys\n",
-			       mi.mn_id, addr, live ? "live" : "dead",
-			       live ? "" : " (", live ? "" : strerror(-mi.dead_reason),
-			       live ? "" : ")",
+			       mi.mn_id, addr, mn_state_name(mi.state),
+			       dead ? " (" : "", dead ? strerror(-mi.dead_reason) : "",
+			       dead ? ")" : "",
 			       mi.cn_id, incarnation_str(&mi, inc, sizeof(inc)), mi.ibdev,
 			       mi.nr_channels,
 			       (unsigned long long)mi.region_size, mi.layout_version,
 			       store_index_name(mi.store_index), store_mode_name(mi.store_mode),
 			       (unsigned long long)mi.store_keys);
+			print_reconnects(&mi);
 		}
 		n++;
 		id = mi.mn_id + 1;

@@ -88,6 +88,12 @@ struct cider_ibdev_info {
  * reports the incarnation (cn_incarnation).
  */
 #define CIDER_FEAT_MEMBERS	_BITULL(5)
+/*
+ * A memory node that loses its link connects again by itself (module
+ * parameters reconnect_delay_ms, loss_timeout_ms): MN_INFO reports it
+ * CIDER_MN_RECONNECTING meanwhile, and its reconnect counters.
+ */
+#define CIDER_FEAT_RECONNECT	_BITULL(6)
 #define CIDER_FEAT_V0		(CIDER_FEAT_RAW | CIDER_FEAT_KV_ARRAY | \
 				 CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING)
 
@@ -167,7 +173,15 @@ struct cider_detach {
 
 /* cider_mn_info.state */
 #define CIDER_MN_LIVE		1
-#define CIDER_MN_DEAD		2	/* lost; every operation fails */
+#define CIDER_MN_DEAD		2	/* lost for good; every operation fails */
+/*
+ * Lost, connecting again (CIDER_FEAT_RECONNECT): the operations it was
+ * running ended (ENOTCONN, ECOMM, ETIMEDOUT); new ones wait for it, up
+ * to the module's op_timeout_ms, then fail with ENOTCONN.  It turns LIVE
+ * again, or DEAD once loss_timeout_ms has passed or the node it reaches
+ * is not the one it attached (a restarted memory node: ESTALE).
+ */
+#define CIDER_MN_RECONNECTING	3
 
 /* cider_mn_info.store_index: the KV store cider-memd formatted */
 #define CIDER_STORE_ARRAY	1	/* pointer array: 8-byte integer keys */
@@ -204,6 +218,11 @@ struct cider_mn_info {
 	__u64 reserved[1];
 	/* CIDER_FEAT_MEMBERS */
 	__u64 cn_incarnation;		/* out: this attach's, from 1 (0: unknown) */
+	/* CIDER_FEAT_RECONNECT */
+	__u32 reconnects;		/* out: times the node came back */
+	__u32 reconnect_attempts;	/* out: connects tried while it was lost */
+	__s32 lost_reason;		/* out: -errno it was last lost for (0: never) */
+	__s32 last_reason;		/* out: that, or its last attempt's -errno */
 };
 
 #define CIDER_MN_INFO_SIZE_VER0	152

@@ -373,6 +373,30 @@ TEST(a_failed_read_ends_the_operation_as_not_done)
 	free(r);
 }
 
+/*
+ * A client whose operation a failed verb ended (its node reconnected
+ * since) is revived: its next operation runs, not the old batch's
+ * failure again.
+ */
+TEST(a_revived_client_after_a_failed_verb_runs_its_next_operation)
+{
+	struct rig *r = rig_new(CIDER_MODE_OSYNC);
+	u32 posts;
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].status = -107;
+	complete(r);
+	ASSERT_EQ(CIDER_RES_FAILED, r->c.res);
+	ASSERT_TRUE(cider_client_revive(&r->c));
+	posts = r->f.posts;
+	start(r, CIDER_SEARCH, 3, 0, 2);
+	ASSERT_EQ(posts + 1, r->f.posts);	/* its first READ, not an abort */
+	ASSERT_TRUE(r->c.busy);
+	ASSERT_FALSE(r->c.dead);
+	free(r);
+}
+
 /* The CAS on the pointer was posted and its batch failed: outcome unknown. */
 TEST(a_failed_pointer_cas_ends_the_operation_as_unknown)
 {
