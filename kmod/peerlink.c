@@ -11,7 +11,8 @@
  * two CNs that start sending to each other at once never race for one.
  * Until the link is up, messages wait in its backlog; a link that breaks
  * or cannot be made drops what it holds (counted: the lease recovers)
- * and is made again on a later message, at most once a second.
+ * and is made again on a later message, about once a second at most
+ * (jittered, so that compute nodes cut off together do not retry in step).
  *
  * The listener (one for the module, on peer_port, any address) accepts a
  * connect only from a compute node whose id and incarnation it finds
@@ -27,6 +28,7 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/module.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
@@ -41,7 +43,7 @@
 #define CIDER_LINK_TX		16	/* sends out per link */
 #define CIDER_LINK_BACKLOG	64	/* messages waiting for the link */
 #define CIDER_LINK_CONNECT_MS	5000
-#define CIDER_LINK_RETRY	HZ	/* after a failed connect */
+#define CIDER_LINK_RETRY	HZ	/* after a failed connect, +-25 % */
 
 static unsigned int cider_peer_port;
 module_param_named(peer_port, cider_peer_port, uint, 0444);
@@ -700,7 +702,9 @@ static void cider_link_connect_work(struct work_struct *work)
 		ret = cider_link_connect(sink, cn);
 		if (ret) {
 			cider_link_drop_early(sink, cn);
-			WRITE_ONCE(sink->retry_at[cn], jiffies + CIDER_LINK_RETRY);
+			/* Spread out: CNs a flap cut off from each other retry apart. */
+			WRITE_ONCE(sink->retry_at[cn], jiffies + CIDER_LINK_RETRY * 3 / 4 +
+				   get_random_u32() % (CIDER_LINK_RETRY / 2 + 1));
 			atomic64_inc(&sink->stats.link_failures);
 			pr_warn_ratelimited("mn%u: cn %u: no link to cn %u: %pe\n", sink->mn->id,
 					    sink->cn_id, cn, ERR_PTR(ret));

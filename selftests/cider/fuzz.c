@@ -85,14 +85,15 @@ static bool chance(uint64_t *s, unsigned int pct)
 static struct {
 	uint64_t seed;
 	long calls;		/* per worker thread; 0: unbounded */
-	unsigned int procs, threads, fail_pct, kill_pct;
+	unsigned int procs, threads, fail_pct, kill_pct, flap_pct;
 	double seconds;		/* 0: no limit */
 	int verbose;
 	bool fault_injection;
 	char mn_addr[80];	/* a hash store: raw batches and KV */
 	char kv_addr[80];	/* an array store: KV */
 	unsigned int mn_port;
-} cfg = { .calls = 200, .procs = 3, .threads = 3, .fail_pct = 20, .kill_pct = 30 };
+} cfg = { .calls = 200, .procs = 3, .threads = 3, .fail_pct = 20, .kill_pct = 30,
+	  .flap_pct = 30 };
 
 /* Per call kind: how many succeeded and failed, across all workers (a
  * shared mapping), to show the run got past the argument checks. */
@@ -1082,11 +1083,29 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * Break @n channels' links (the nodes' watchdogs visit them within 250 ms):
+ * their nodes reconnect while the workers go on.  Without the knob (no
+ * debugfs) nothing happens.
+ */
+static void link_flap(unsigned int n)
+{
+	FILE *f = fopen("/sys/kernel/debug/cider/fault/break_qps", "w");
+
+	if (!f)
+		return;
+	fprintf(f, "%u\n", n);
+	fclose(f);
+	if (cfg.verbose)
+		printf("# %u links broken\n", n);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: fuzz [--seed S] [--calls N] [--procs N] [--threads N] [--rounds N]\n"
-"            [--seconds S] [--fail-pct P] [--kill-pct P] [--no-memd] [-v]\n"
+"            [--seconds S] [--fail-pct P] [--kill-pct P] [--flap-pct P]\n"
+"            [--no-memd] [-v]\n"
 "\n"
 "Fuzz /dev/cider (cider.ko loaded) with structure-aware ioctls and io_uring\n"
 "commands.  Each round forks --procs workers of --threads threads, each\n"
@@ -1102,7 +1121,10 @@ static void usage(FILE *f)
 "(256 keys, its mode chosen by the seed).  Where the kernel can inject faults, worker\n"
 "threads fail allocations at random around --fail-pct %% of their calls\n"
 "(default 20; 0: never), and the supervisor SIGKILLs a worker mid-run in\n"
-"--kill-pct %% of rounds (default 30).  -v logs every call.\n");
+"--kill-pct %% of rounds (default 30).  In --flap-pct %% of rounds (default\n"
+"30) it breaks the links of whatever nodes are attached at a random moment\n"
+"(fault knob break_qps), so that they reconnect under the load.  -v logs\n"
+"every call.\n");
 }
 
 int main(int argc, char **argv)
@@ -1112,6 +1134,7 @@ int main(int argc, char **argv)
 		{ "procs", 1, NULL, 'p' }, { "threads", 1, NULL, 't' },
 		{ "rounds", 1, NULL, 'r' }, { "seconds", 1, NULL, 'S' },
 		{ "fail-pct", 1, NULL, 'f' }, { "kill-pct", 1, NULL, 'k' },
+		{ "flap-pct", 1, NULL, 'F' },
 		{ "no-memd", 0, NULL, 'n' }, { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 }
 	};
 	long rounds = 3, r, failed = 0, total_calls, leftover = 0;
@@ -1121,7 +1144,7 @@ int main(int argc, char **argv)
 	const char *kv_store[] = { "--index", "array", "--keys", "256", "--mode", NULL, NULL };
 	struct cider_info info;
 	double t0 = t_start = now();
-	uint64_t rs;
+	uint64_t rs, fs;
 	int o, fd;
 
 	/*
@@ -1165,6 +1188,7 @@ int main(int argc, char **argv)
 		case 'S': cfg.seconds = atof(optarg); break;
 		case 'f': cfg.fail_pct = atoi(optarg); break;
 		case 'k': cfg.kill_pct = atoi(optarg); break;
+		case 'F': cfg.flap_pct = atoi(optarg); break;
 		case 'n': memd_wanted = false; break;
 		case 'v': cfg.verbose++; break;
 		case 'h': usage(stdout); return 0;
@@ -1226,11 +1250,15 @@ int main(int argc, char **argv)
 		       kvmemd.addr);
 	}
 	rs = cfg.seed;
+	/* A stream of its own: the seeds of runs from before flaps replay as they did. */
+	fs = cfg.seed ^ 0x9e3779b97f4a7c15ULL;
 	for (r = 0; !rounds || r < rounds; r++) {
 		pid_t pids[64];
 		unsigned int i, alive = 0;
 		bool killer = chance(&rs, cfg.kill_pct);
 		double kill_at = now() + below(&rs, 3000) / 1000.0;
+		bool flap = chance(&fs, cfg.flap_pct);
+		double flap_at = now() + below(&fs, 3000) / 1000.0;
 
 		if (cfg.seconds && now() - t0 > cfg.seconds)
 			break;
@@ -1247,12 +1275,16 @@ int main(int argc, char **argv)
 		}
 		while (alive) {
 			int status;
-			pid_t p = waitpid(-1, &status, killer ? WNOHANG : 0);
+			pid_t p = waitpid(-1, &status, killer || flap ? WNOHANG : 0);
 
 			if (p == 0) {
-				if (now() >= kill_at) {
+				if (killer && now() >= kill_at) {
 					kill(pids[below(&rs, cfg.procs)], SIGKILL);
 					killer = false;
+				}
+				if (flap && now() >= flap_at) {
+					link_flap(1 + below(&fs, 4));
+					flap = false;
 				}
 				usleep(10000);
 				continue;
