@@ -1112,8 +1112,8 @@ static void usage(FILE *f)
 "making --calls calls (default 200; 0: forever); --rounds rounds (default 3,\n"
 "0: forever) or until --seconds (checked between calls).  The seed\n"
 "(default: from the clock) is printed: --seed S replays every thread's calls.\n"
-"$CIDER_FUZZ_SEED, $CIDER_FUZZ_CALLS, $CIDER_FUZZ_ROUNDS and $CIDER_FUZZ_SECONDS\n"
-"set the defaults.  Workers lock their memory (mlockall) so that the kernel\n"
+"$CIDER_FUZZ_SEED, $CIDER_FUZZ_CALLS, $CIDER_FUZZ_ROUNDS, $CIDER_FUZZ_SECONDS\n"
+"and $CIDER_FUZZ_FLAP_PCT set the defaults.  Workers lock their memory (mlockall) so that the kernel\n"
 "need not bring pages in for them while their allocations fail on purpose;\n"
 "$CIDER_FUZZ_NO_MLOCK=1 turns that off.\n"
 "With $CIDER_MN_ADDR two cider-memd are started there, so that attach, raw\n"
@@ -1178,6 +1178,8 @@ int main(int argc, char **argv)
 		cfg.seconds = atof(getenv("CIDER_FUZZ_SECONDS"));
 	if (getenv("CIDER_FUZZ_ROUNDS"))
 		rounds = strtol(getenv("CIDER_FUZZ_ROUNDS"), NULL, 0);
+	if (getenv("CIDER_FUZZ_FLAP_PCT"))
+		cfg.flap_pct = atoi(getenv("CIDER_FUZZ_FLAP_PCT"));
 	while ((o = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
 		switch (o) {
 		case 's': cfg.seed = strtoull(optarg, NULL, 0); seed_set = true; break;
