@@ -697,6 +697,20 @@ static int cider_mn_list(struct cider_mn *mn)
 	return ret;
 }
 
+/* Why a (re)connect failed, said once, in words an operator can act on. */
+static void cider_mn_say_refused(struct cider_mn *mn, int ret)
+{
+	if (ret == -EACCES)
+		pr_err("mn%u: %pISpc refused this compute node: not on its allow list\n",
+		       mn->id, &mn->addr);
+	else if (ret == -ESTALE)
+		pr_err("mn%u: %pISpc is not the store this node attached (the memory node restarted?): given up\n",
+		       mn->id, &mn->addr);
+	else if (ret == -EXDEV)
+		pr_err("mn%u: %pISpc is now reached through another RDMA device: given up\n",
+		       mn->id, &mn->addr);
+}
+
 /* Connect and probe; the node is in the array, not listed. */
 static int cider_mn_bring_up(struct cider_mn *mn, unsigned long timeout)
 {
@@ -705,6 +719,8 @@ static int cider_mn_bring_up(struct cider_mn *mn, unsigned long timeout)
 	ret = cider_mn_connect(mn, timeout);
 	if (!ret && !cider_mn_set_state(mn, CIDER_MN_STATE_LIVE, 0))
 		ret = -ENOTCONN;
+	if (ret == -EACCES)
+		cider_mn_say_refused(mn, ret);
 	if (ret)
 		return cider_mn_attach_lost(mn, ret);
 	/* The watchdog bounds the probe like any other operation. */
@@ -803,17 +819,6 @@ static int cider_mn_same_node(struct cider_mn *mn)
 			return -ESTALE;
 	}
 	return 0;
-}
-
-/* Why a reconnect failed, said once, in words an operator can act on. */
-static void cider_mn_say_refused(struct cider_mn *mn, int ret)
-{
-	if (ret == -ESTALE)
-		pr_err("mn%u: %pISpc is not the store this node attached (the memory node restarted?): given up\n",
-		       mn->id, &mn->addr);
-	else if (ret == -EXDEV)
-		pr_err("mn%u: %pISpc is now reached through another RDMA device: given up\n",
-		       mn->id, &mn->addr);
 }
 
 /* Connect, check, go LIVE, check the membership, and give the store back. */

@@ -114,6 +114,18 @@ struct cider_mn_hello {
 	u64 size;
 };
 
+/*
+ * The private data of the MN's reject, when it refuses a CN on purpose
+ * (another reject, or none, is a plain refusal): why, so that the CN can
+ * say it.  Within the 148 bytes an IB CM REJ carries.
+ */
+#define CIDER_REJECT_NOT_ALLOWED	1	/* its address is not on the allow list */
+struct cider_mn_reject {
+	u64 magic;		/* CIDER_MN_MAGIC */
+	u32 reason;		/* CIDER_REJECT_* */
+	u32 reserved;
+};
+
 /* The private data of a CN's connect: who is asking, for logs and checks. */
 #define CIDER_CN_MAGIC		0x314e4e5245444943ULL	/* "CIDERNN1" */
 struct cider_cn_hello {

@@ -26,6 +26,7 @@
 
 #include "store.h"
 #include "lockqueue.h"
+#include "allow.h"
 
 #define MAX_DEVS 8
 
@@ -45,6 +46,8 @@ struct conn {
 
 static struct {
 	const char *listen;
+	struct memd_allow allow;	/* who may attach */
+	char allow_text[256];		/* as given, for the log */
 	uint64_t size;
 	struct cider_store_params store;	/* region_size filled in last */
 	int hugepages;		/* -1 never, 0 auto, 1 always */
@@ -101,7 +104,8 @@ static void usage(FILE *f)
 "    cider-memd - CIDER memory node: a passive region served over RDMA\n"
 "\n"
 "SYNOPSIS\n"
-"    cider-memd --listen ADDR:PORT [--size SIZE] [--index hash|array]\n"
+"    cider-memd --listen ADDR:PORT [--allow LIST] [--size SIZE]\n"
+"               [--index hash|array]\n"
 "               [--keys N] [--mode osync|caslock|mcs|cider] [--lease-ms MS]\n"
 "               [--grace-us US] [--lock-queue N] [--member-lease-ms MS]\n"
 "               [--chunk SIZE]\n"
@@ -130,6 +134,11 @@ static void usage(FILE *f)
 "OPTIONS\n"
 "    -l, --listen ADDR:PORT   address to listen on (IPv4 a.b.c.d:port or\n"
 "                             [IPv6]:port); required\n"
+"    -a, --allow LIST         who may attach: comma-separated addresses and\n"
+"                             ADDR/PREFIX (IPv4, IPv6), or any; may be given\n"
+"                             again.  Required unless ADDR is a loopback\n"
+"                             address.  Others are refused before the\n"
+"                             accept, with a reason their attach reports\n"
 "    -s, --size SIZE          region size, with K, M or G suffix (default 64M,\n"
 "                             at least 1M, a multiple of 4K)\n"
 "    -i, --index NAME         hash (default) or array\n"
@@ -306,6 +315,14 @@ static const char *peer(struct rdma_cm_id *id)
 	return buf;
 }
 
+/* Refuse @id on purpose, saying why (struct cider_mn_reject). */
+static void reject_because(struct rdma_cm_id *id, uint32_t reason)
+{
+	struct cider_mn_reject rej = { .magic = CIDER_MN_MAGIC, .reason = reason };
+
+	rdma_reject(id, &rej, sizeof(rej));
+}
+
 static void on_connect_request(struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = ev->id;
@@ -325,6 +342,13 @@ static void on_connect_request(struct rdma_cm_event *ev)
 	if (who.magic != CIDER_CN_MAGIC) {
 		logmsg("rejecting %s: not a CIDER compute node", peer(id));
 		goto reject;
+	}
+	if (!memd_allow_match(&opt.allow, rdma_get_peer_addr(id))) {
+		/* One line per compute node, not per channel. */
+		if (who.channel == 0)
+			logmsg("refused cn %u from %s: not on the allow list", who.cn_id, peer(id));
+		reject_because(id, CIDER_REJECT_NOT_ALLOWED);
+		return;
 	}
 	d = memdev_get(id->verbs);
 	c = calloc(1, sizeof(*c));
@@ -632,6 +656,7 @@ static int parse_args(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "listen", required_argument, NULL, 'l' },
+		{ "allow", required_argument, NULL, 'a' },
 		{ "size", required_argument, NULL, 's' },
 		{ "index", required_argument, NULL, 'i' },
 		{ "keys", required_argument, NULL, 'k' },
@@ -648,9 +673,10 @@ static int parse_args(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *why;
+	char err[128];
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "l:s:i:k:m:c:H:nvh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:a:s:i:k:m:c:H:nvh", lo, NULL)) != -1) {
 		ret = parse_store_arg(c, optarg);
 		if (ret >= 0) {
 			if (ret)
@@ -659,6 +685,15 @@ static int parse_args(int argc, char **argv)
 		}
 		switch (c) {
 		case 'l': opt.listen = optarg; break;
+		case 'a':
+			if (memd_allow_parse(&opt.allow, optarg, err, sizeof(err))) {
+				fprintf(stderr, "cider-memd: bad --allow '%s': %s\n", optarg, err);
+				return 2;
+			}
+			snprintf(opt.allow_text + strlen(opt.allow_text),
+				 sizeof(opt.allow_text) - strlen(opt.allow_text), "%s%s",
+				 opt.allow_text[0] ? "," : "", optarg);
+			break;
 		case 's':
 			if (!parse_size(optarg, &opt.size)) {
 				fprintf(stderr, "cider-memd: bad --size '%s'\n", optarg);
@@ -719,6 +754,13 @@ int main(int argc, char **argv)
 			opt.listen);
 		return 2;
 	}
+	/* The region is every key of the store: nobody gets it by default. */
+	if (!opt.allow.set && !memd_addr_loopback((struct sockaddr *)&ss)) {
+		fprintf(stderr, "cider-memd: %s is not a loopback address, and every host that reaches it\n"
+			"could read and write the whole store: say which compute nodes may attach\n"
+			"with --allow ADDR[/PREFIX][,...] (or --allow any)\n", opt.listen);
+		return 2;
+	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -741,6 +783,7 @@ int main(int argc, char **argv)
 	       PRIu64 " keys", opt.listen, opt.size, region_huge ? " (huge pages)" : "",
 	       CIDER_LAYOUT_VERSION, cider_store_index_name(sb.index),
 	       cider_store_mode_name(sb.mode), sb.nr_keys);
+	logmsg("admitting %s", opt.allow.set ? opt.allow_text : "this host only (loopback)");
 	ret = serve(ch, listen_id, sfd);
 	logmsg("%lu connections served, %lu disconnected", nr_connects, nr_disconnects);
 out:
