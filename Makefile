@@ -120,9 +120,10 @@ tools/vm/cluster-clock: tools/vm/cluster-clock.c
 tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a
 
-MEMD_SRC := tools/cider-memd/cider-memd.c tools/cider-memd/allow.c kmod/core/store.c \
-	kmod/core/block.c
-tools/cider-memd/cider-memd: $(MEMD_SRC) tools/cider-memd/allow.h $(CORE_HDR)
+MEMD_SRC := tools/cider-memd/cider-memd.c tools/cider-memd/allow.c tools/cider-memd/backing.c \
+	kmod/core/store.c kmod/core/block.c
+tools/cider-memd/cider-memd: $(MEMD_SRC) tools/cider-memd/allow.h tools/cider-memd/backing.h \
+			     $(CORE_HDR)
 	$(CC) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs
 
 # The allow list, alone, under the sanitizers.

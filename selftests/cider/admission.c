@@ -30,21 +30,6 @@ static unsigned int test_port(void)
 	return 12100 + getpid() % 400;
 }
 
-/* Lines of @m's log that contain @what. */
-static int log_count(const struct memd *m, const char *what)
-{
-	FILE *f = fopen(m->log, "r");
-	char line[512];
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, what) != NULL;
-	fclose(f);
-	return n;
-}
-
 FIXTURE(admission) {
 	int fd;
 	bool skip;
@@ -91,14 +76,14 @@ TEST_F_TIMEOUT(admission, an_address_off_the_allow_list_is_refused_with_the_reas
 	NEED_MN();
 	ASSERT_EQ(0, memd_start_store(&self->memd, "4M", test_port(), store))
 		TH_LOG("cider-memd did not start; log %s", self->memd.log);
-	EXPECT_EQ(1, log_count(&self->memd, "admitting 192.0.2.1,2001:db8::/32"));
+	EXPECT_EQ(1, memd_log_count(&self->memd, "admitting 192.0.2.1,2001:db8::/32"));
 	t = memd_now();
 	EXPECT_EQ(-EACCES, cider_attach(self->fd, self->memd.addr, 3, 0, &at));
 	TH_LOG("refused after %.3f s", memd_now() - t);
 	EXPECT_GT(2.0, memd_now() - t);
 	/* One line for the compute node, not one per channel. */
-	EXPECT_EQ(1, log_count(&self->memd, "refused cn 3 from"));
-	EXPECT_EQ(0, log_count(&self->memd, "connected:"));
+	EXPECT_EQ(1, memd_log_count(&self->memd, "refused cn 3 from"));
+	EXPECT_EQ(0, memd_log_count(&self->memd, "connected:"));
 	EXPECT_EQ(-ENOENT, cider_mn_info(self->fd, 0, &(struct cider_mn_info){ 0 }));
 }
 
@@ -112,10 +97,10 @@ TEST_F_TIMEOUT(admission, a_listed_address_and_any_are_admitted, 60)
 	ASSERT_EQ(0, memd_start_store(&self->memd, "4M", test_port(), store));
 	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3, 0, &at));
 	EXPECT_EQ(0, cider_detach(self->fd, at.mn_id));
-	EXPECT_EQ(0, log_count(&self->memd, "refused"));
+	EXPECT_EQ(0, memd_log_count(&self->memd, "refused"));
 	memd_stop(&self->memd, SIGTERM);
 	ASSERT_EQ(0, memd_start_store(&self->memd, "4M", test_port() + 1, any));
-	EXPECT_EQ(1, log_count(&self->memd, "admitting any"));
+	EXPECT_EQ(1, memd_log_count(&self->memd, "admitting any"));
 	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3, 0, &at));
 	EXPECT_EQ(0, cider_detach(self->fd, at.mn_id));
 }
@@ -195,7 +180,7 @@ TEST_F_TIMEOUT(admission, a_node_refused_on_reconnect_is_given_up, 90)
 	       mi.reconnect_attempts);
 	EXPECT_EQ(CIDER_MN_DEAD, mi.state);
 	EXPECT_EQ(-EACCES, mi.dead_reason);
-	EXPECT_LE(1, log_count(&self->memd, "refused cn 3 from"));
+	EXPECT_LE(1, memd_log_count(&self->memd, "refused cn 3 from"));
 }
 
 TEST_HARNESS_MAIN

@@ -55,6 +55,21 @@ static inline int memd_wait_log(const struct memd *m, const char *what, double s
 }
 
 /* What the daemon said, as TAP comments (its log is in the guest's /tmp). */
+/* Lines of @m's log that contain @what, or -1 without a log. */
+static inline int memd_log_count(const struct memd *m, const char *what)
+{
+	FILE *f = fopen(m->log, "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
+	fclose(f);
+	return n;
+}
+
 static inline void memd_print_log(const struct memd *m)
 {
 	FILE *f = fopen(m->log, "r");
