@@ -882,6 +882,7 @@ static int cider_mn_reconnect(struct cider_mn *mn)
 	ret = ret ?: cider_member_rejoin(mn);
 	if (ret) {
 		/* Lost again (then reconnecting again), or refused for good. */
+		WRITE_ONCE(mn->last_reason, ret);
 		cider_mn_say_refused(mn, ret);
 		cider_mn_lost(mn, ret);
 		return 0;
