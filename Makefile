@@ -22,7 +22,7 @@ KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/lin
 LIB_SRC := lib/cider.c lib/cider-kv.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
 SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop selftests/cider/member selftests/cider/peer selftests/cider/kv \
-	selftests/cider/kvhash selftests/cider/cancel selftests/cider/kvbound selftests/cider/reconnect
+	selftests/cider/kvhash selftests/cider/cancel selftests/cider/kvbound selftests/cider/reconnect selftests/cider/admission
 # Run only under the debug kernel (they need its fault injection).
 DEBUG_SELFTESTS := selftests/cider/faults selftests/cider/kvfaults selftests/cider/removal selftests/cider/fuzz
 # The real-stack KV soak (make soak-kv; make check runs 2 minutes of it).
@@ -34,7 +34,8 @@ SIM_SRC := $(wildcard tools/cider-sim/*.c) $(PROTO_SRC) kmod/core/backoff.c lib/
 CORE_HDR := $(wildcard kmod/core/*.h)
 SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
-HOST_TESTS := lib/test_libcider $(CORE_TESTS) tools/cider-sim/tests/test_lincheck
+HOST_TESTS := lib/test_libcider $(CORE_TESTS) tools/cider-sim/tests/test_lincheck \
+	tools/cider-memd/tests/test_allow
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san tools/vm/cider-hub tools/vm/cluster-clock
 
@@ -119,9 +120,17 @@ tools/vm/cluster-clock: tools/vm/cluster-clock.c
 tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a
 
-MEMD_SRC := tools/cider-memd/cider-memd.c kmod/core/store.c kmod/core/block.c
-tools/cider-memd/cider-memd: $(MEMD_SRC) $(CORE_HDR)
+MEMD_SRC := tools/cider-memd/cider-memd.c tools/cider-memd/allow.c tools/cider-memd/backing.c \
+	kmod/core/store.c kmod/core/block.c
+tools/cider-memd/cider-memd: $(MEMD_SRC) tools/cider-memd/allow.h tools/cider-memd/backing.h \
+			     $(CORE_HDR)
 	$(CC) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs
+
+# The allow list, alone, under the sanitizers.
+tools/cider-memd/tests/test_allow: tools/cider-memd/tests/test_allow.c tools/cider-memd/allow.c \
+				   tools/cider-memd/allow.h $(LT)/.done
+	$(CC) -Itools/cider-memd -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< \
+		tools/cider-memd/allow.c
 
 BENCH_SRC := tools/cider-bench/cider-bench.c tools/cider-bench/kv.c tools/cider-bench/kvreport.c \
 	tools/cider-bench/tear.c \

@@ -253,6 +253,24 @@ static void cider_cm_unexpected(struct cider_channel *ch, const struct rdma_cm_e
 
 static int cider_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
+/*
+ * Why the memory node refused us: -EACCES when it said it does not admit
+ * us (struct cider_mn_reject, e.g. not on its allow list), else a plain
+ * -ECONNREFUSED (nobody listens, a full backlog, an older daemon).
+ */
+static int cider_channel_rejected(const struct rdma_cm_event *ev)
+{
+	const struct rdma_conn_param *p = &ev->param.conn;
+	struct cider_mn_reject rej;
+
+	if (!p->private_data || p->private_data_len < sizeof(rej))
+		return -ECONNREFUSED;
+	memcpy(&rej, p->private_data, sizeof(rej));
+	if (rej.magic != CIDER_MN_MAGIC || rej.reason != CIDER_REJECT_NOT_ALLOWED)
+		return -ECONNREFUSED;
+	return -EACCES;
+}
+
 /* The events of connection set-up; false for any other. */
 static bool cider_cm_setup_event(struct cider_channel *ch, struct rdma_cm_event *ev)
 {
@@ -275,7 +293,7 @@ static bool cider_cm_setup_event(struct cider_channel *ch, struct rdma_cm_event 
 		cider_cm_done(ch, ret);
 		return true;
 	case RDMA_CM_EVENT_REJECTED:
-		ret = -ECONNREFUSED;
+		ret = cider_channel_rejected(ev);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:

@@ -611,12 +611,10 @@ out:
 	return ret;
 }
 
-/* The superblock must say what the connection's hello said. */
-static int cider_mn_probe_sb(struct cider_mn *mn)
+/* READ the node's superblock into @sb: 0 or -errno. */
+static int cider_mn_read_sb(struct cider_mn *mn, struct cider_mn_sb *sb)
 {
-	struct cider_mn_sb *sb = &mn->sb;
 	struct cider_batch *b;
-	const char *why;
 	int ret;
 
 	b = cider_batch_alloc(1, sizeof(*sb), GFP_KERNEL);
@@ -624,8 +622,21 @@ static int cider_mn_probe_sb(struct cider_mn *mn)
 		return -ENOMEM;
 	cider_batch_read(b, 0, 0, sizeof(*sb), 0);
 	ret = cider_mn_run(mn, &mn->chans[0], b);
-	if (!ret) {
+	if (!ret)
 		memcpy(sb, b->buf, sizeof(*sb));
+	cider_batch_put(b);
+	return ret;
+}
+
+/* The superblock must say what the connection's hello said. */
+static int cider_mn_probe_sb(struct cider_mn *mn)
+{
+	struct cider_mn_sb *sb = &mn->sb;
+	const char *why;
+	int ret;
+
+	ret = cider_mn_read_sb(mn, sb);
+	if (!ret) {
 		why = cider_store_check(sb, mn->size);
 		if (why && sb->magic == CIDER_MN_MAGIC && sb->region_size != mn->size) {
 			pr_err("mn%u: %pISpc: superblock (region %llu bytes) does not match its hello (%llu bytes)\n",
@@ -640,7 +651,6 @@ static int cider_mn_probe_sb(struct cider_mn *mn)
 		pr_err("mn%u: superblock READ from %pISpc failed: %pe\n", mn->id, &mn->addr,
 		       ERR_PTR(ret));
 	}
-	cider_batch_put(b);
 	return ret;
 }
 
@@ -697,6 +707,20 @@ static int cider_mn_list(struct cider_mn *mn)
 	return ret;
 }
 
+/* Why a (re)connect failed, said once, in words an operator can act on. */
+static void cider_mn_say_refused(struct cider_mn *mn, int ret)
+{
+	if (ret == -EACCES)
+		pr_err("mn%u: %pISpc refused this compute node: not on its allow list\n",
+		       mn->id, &mn->addr);
+	else if (ret == -ESTALE)
+		pr_err("mn%u: %pISpc is not the store this node attached (the memory node restarted?): given up\n",
+		       mn->id, &mn->addr);
+	else if (ret == -EXDEV)
+		pr_err("mn%u: %pISpc is now reached through another RDMA device: given up\n",
+		       mn->id, &mn->addr);
+}
+
 /* Connect and probe; the node is in the array, not listed. */
 static int cider_mn_bring_up(struct cider_mn *mn, unsigned long timeout)
 {
@@ -705,6 +729,8 @@ static int cider_mn_bring_up(struct cider_mn *mn, unsigned long timeout)
 	ret = cider_mn_connect(mn, timeout);
 	if (!ret && !cider_mn_set_state(mn, CIDER_MN_STATE_LIVE, 0))
 		ret = -ENOTCONN;
+	if (ret == -EACCES)
+		cider_mn_say_refused(mn, ret);
 	if (ret)
 		return cider_mn_attach_lost(mn, ret);
 	/* The watchdog bounds the probe like any other operation. */
@@ -784,13 +810,18 @@ static void cider_mn_recover_work(struct work_struct *work)
 }
 
 /*
- * Every channel connected again to the node it reached before: the same
- * region (a restarted memory node has a new one, and a new store: what
- * this CN knew of the old one is void), through the same device (the
- * store's buffers are mapped on it).
+ * Every channel connected again through the same device (the store's
+ * buffers are mapped on it) to one region of the same size.  The same
+ * region: 0.  A region that moved belongs to a restarted memory node:
+ * without a store id its store is another one, empty (-ESTALE: what this
+ * CN knew of the old one is void); with one (CIDER_SB_F_STORE_ID, a
+ * daemon with --backing) it may be the same store, mapped anew: 1, the
+ * node now addressed there, and its superblock decides once the node is
+ * LIVE again (cider_mn_same_store()).
  */
 static int cider_mn_same_node(struct cider_mn *mn)
 {
+	const struct cider_mn_hello *h = &mn->chans[0].hello;
 	unsigned int i;
 
 	for (i = 0; i < mn->nr_chans; i++) {
@@ -798,39 +829,60 @@ static int cider_mn_same_node(struct cider_mn *mn)
 
 		if (ch->dev != mn->ibdev)
 			return -EXDEV;
-		if (ch->hello.addr != mn->base || ch->hello.rkey != mn->rkey ||
+		if (ch->hello.addr != h->addr || ch->hello.rkey != h->rkey ||
 		    ch->hello.size != mn->size)
 			return -ESTALE;
 	}
-	return 0;
+	if (h->addr == mn->base && h->rkey == mn->rkey)
+		return 0;
+	if (!(mn->sb.flags & CIDER_SB_F_STORE_ID))
+		return -ESTALE;
+	/* Not LIVE: no submitter maps a batch with them now. */
+	mn->base = h->addr;
+	mn->rkey = h->rkey;
+	return 1;
 }
 
-/* Why a reconnect failed, said once, in words an operator can act on. */
-static void cider_mn_say_refused(struct cider_mn *mn, int ret)
+/*
+ * The region moved: does it hold the store this node attached (its id,
+ * and a format its parameters give)?  0, -ESTALE, or the READ's -errno.
+ */
+static int cider_mn_same_store(struct cider_mn *mn)
 {
-	if (ret == -ESTALE)
-		pr_err("mn%u: %pISpc is not the store this node attached (the memory node restarted?): given up\n",
-		       mn->id, &mn->addr);
-	else if (ret == -EXDEV)
-		pr_err("mn%u: %pISpc is now reached through another RDMA device: given up\n",
-		       mn->id, &mn->addr);
+	struct cider_mn_sb *sb = kmalloc(sizeof(*sb), GFP_KERNEL);
+	int ret;
+
+	if (!sb)
+		return -ENOMEM;
+	ret = cider_mn_read_sb(mn, sb);
+	if (!ret && (cider_store_check(sb, mn->size) || sb->store_id != mn->sb.store_id))
+		ret = -ESTALE;
+	if (!ret)
+		pr_info("mn%u: %pISpc serves the same store again (store id %016llx, start %llu)\n",
+			mn->id, &mn->addr, sb->store_id, sb->serves);
+	kfree(sb);
+	return ret;
 }
 
 /* Connect, check, go LIVE, check the membership, and give the store back. */
 static int cider_mn_reconnect(struct cider_mn *mn)
 {
+	bool moved;
 	int ret;
 
 	ret = cider_mn_connect_chans(mn, CIDER_ATTACH_TIMEOUT_MS);
 	ret = ret ?: cider_mn_same_node(mn);
-	if (ret)
+	if (ret < 0)
 		return ret;
+	moved = ret;
 	if (!cider_mn_set_state(mn, CIDER_MN_STATE_LIVE, 0))
 		return -ENOTCONN;	/* given up or torn down meanwhile */
 	schedule_delayed_work(&mn->watchdog, HZ / 4);
-	ret = cider_member_rejoin(mn);
+	ret = moved ? cider_mn_same_store(mn) : 0;
+	ret = ret ?: cider_member_rejoin(mn);
 	if (ret) {
 		/* Lost again (then reconnecting again), or refused for good. */
+		WRITE_ONCE(mn->last_reason, ret);
 		cider_mn_say_refused(mn, ret);
 		cider_mn_lost(mn, ret);
 		return 0;

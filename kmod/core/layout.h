@@ -28,9 +28,16 @@
 
 /*
  * The superblock's flags: features of the store that a CN must know to
- * serve it (none yet).  A CN refuses a store with a bit it does not know.
+ * serve it.  A CN refuses a store with a bit it does not know.
  */
-#define CIDER_SB_FEATURES	0U
+/*
+ * store_id names the store (random, set when it is formatted) and serves
+ * counts the daemon starts that served it: a CN reconnecting to a memory
+ * node that moved its region (a restarted daemon on the same backing
+ * file) knows it is the same store.
+ */
+#define CIDER_SB_F_STORE_ID	0x1U
+#define CIDER_SB_FEATURES	CIDER_SB_F_STORE_ID
 
 /*
  * One CN's entry in the membership table, entry cn_id (member.c in the
@@ -95,7 +102,9 @@ struct cider_mn_sb {
 	u32 lock_qlen;		/* ring entries per lock record (lockqueue.h) */
 	u32 lock_rec;		/* bytes per lock record: 16 + 8 * lock_qlen */
 	u64 member_lease_ns;	/* a heartbeat this still is a dead CN's */
-	u64 reserved[4];
+	u64 store_id;		/* F_STORE_ID: which store this is, never 0 */
+	u64 serves;		/* F_STORE_ID: daemon starts that served it */
+	u64 reserved[2];
 };
 
 /* cider_mn_sb.index and .mode: the lists of vocab.h. */
@@ -112,6 +121,18 @@ struct cider_mn_hello {
 	u32 rkey;
 	u64 addr;		/* remote virtual address of offset 0 */
 	u64 size;
+};
+
+/*
+ * The private data of the MN's reject, when it refuses a CN on purpose
+ * (another reject, or none, is a plain refusal): why, so that the CN can
+ * say it.  Within the 148 bytes an IB CM REJ carries.
+ */
+#define CIDER_REJECT_NOT_ALLOWED	1	/* its address is not on the allow list */
+struct cider_mn_reject {
+	u64 magic;		/* CIDER_MN_MAGIC */
+	u32 reason;		/* CIDER_REJECT_* */
+	u32 reserved;
 };
 
 /* The private data of a CN's connect: who is asking, for logs and checks. */

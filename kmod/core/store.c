@@ -89,6 +89,8 @@ static const char *cider_store_resolve(struct cider_store_params *p)
 		return "member lease must be at least the lease";
 	if (p->features & ~CIDER_SB_FEATURES)
 		return "store needs features this code does not know";
+	if (!(p->features & CIDER_SB_F_STORE_ID) != !p->store_id)
+		return "a store id goes with its feature bit, and is not 0";
 	return NULL;
 }
 
@@ -140,6 +142,7 @@ const char *cider_store_format(struct cider_mn_sb *sb, const struct cider_store_
 	sb->grace_ns = p.grace_ns;
 	sb->lock_qlen = p.lock_qlen;
 	sb->member_lease_ns = p.member_lease_ns;
+	sb->store_id = p.store_id;
 	sb->member_off = off;
 	sb->member_size = cider_align(CIDER_MN_MAX_CNS * sizeof(struct cider_mn_member), a);
 	off += sb->member_size;
@@ -165,6 +168,7 @@ static void cider_store_clear_live(struct cider_mn_sb *sb)
 	sb->alloc_cursor = 0;
 	sb->probe = 0;
 	sb->reader_fence = 0;
+	sb->serves = 0;
 }
 
 const char *cider_store_check(const struct cider_mn_sb *sb, u64 region_size)
@@ -174,6 +178,7 @@ const char *cider_store_check(const struct cider_mn_sb *sb, u64 region_size)
 		.nr_keys = sb->nr_keys, .lease_ns = sb->lease_ns, .grace_ns = sb->grace_ns,
 		.index = sb->index, .mode = sb->mode, .lock_qlen = sb->lock_qlen,
 		.member_lease_ns = sb->member_lease_ns, .features = sb->flags,
+		.store_id = sb->store_id,
 	};
 	struct cider_mn_sb want, got;
 	const char *why;

@@ -26,6 +26,7 @@ struct cider_store_params {
 	u32 lock_qlen;		/* 0: CIDER_STORE_LOCK_QLEN */
 	u64 member_lease_ns;	/* 0: CIDER_STORE_MEMBER_LEASE_NS */
 	u32 features;		/* CIDER_SB_FEATURES bits */
+	u64 store_id;		/* with CIDER_SB_F_STORE_ID: not 0 */
 };
 
 #define CIDER_STORE_MAX_REGION	(64ULL << 40)	/* hash slots address 64 TiB */

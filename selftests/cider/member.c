@@ -236,13 +236,16 @@ TEST_F(member, a_store_with_a_feature_this_module_lacks_is_refused)
 {
 	struct cider_raw_op op;
 	struct cider_attach at;
-	__u32 flags = 0x80000000u;
+	__u32 flags, had;
 
 	NEED_MN();
+	op = op_rw(CIDER_RAW_READ, offsetof(struct cider_mn_sb, flags), &had, 4);
+	ASSERT_EQ(0, cider_raw(self->fd, self->at.mn_id, &op, 1));
+	flags = had | 0x80000000u;
 	op = op_rw(CIDER_RAW_WRITE, offsetof(struct cider_mn_sb, flags), &flags, 4);
 	ASSERT_EQ(0, cider_raw(self->fd, self->at.mn_id, &op, 1));
 	EXPECT_EQ(-EPROTO, cider_attach(self->fd, self->memd.addr, 12, 0, &at));
-	flags = 0;
+	flags = had;
 	ASSERT_EQ(0, cider_raw(self->fd, self->at.mn_id, &op, 1));
 	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 12, 0, &at));
 	EXPECT_EQ(0, cider_detach(self->fd, at.mn_id));

@@ -7,6 +7,7 @@
 #define CIDER_SELFTEST_MEMD_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,21 @@ static inline int memd_wait_log(const struct memd *m, const char *what, double s
 }
 
 /* What the daemon said, as TAP comments (its log is in the guest's /tmp). */
+/* Lines of @m's log that contain @what, or -1 without a log. */
+static inline int memd_log_count(const struct memd *m, const char *what)
+{
+	FILE *f = fopen(m->log, "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
+	fclose(f);
+	return n;
+}
+
 static inline void memd_print_log(const struct memd *m)
 {
 	FILE *f = fopen(m->log, "r");
@@ -69,7 +85,9 @@ static inline void memd_print_log(const struct memd *m)
 /*
  * Start cider-memd on @host (an IPv4 address, or an IPv6 one in brackets)
  * with a region of @size and the store flags in @store (a NULL-terminated
- * argv tail, or NULL for the defaults); 0 once it listens.
+ * argv tail, or NULL for the defaults); 0 once it listens.  It admits
+ * @host only, where the test's compute node is (the VM's one host), unless
+ * @store says --allow itself.
  */
 static inline int memd_start_on(struct memd *m, const char *host, const char *size,
 				unsigned int port, const char *const *store)
@@ -77,9 +95,21 @@ static inline int memd_start_on(struct memd *m, const char *host, const char *si
 	const char *argv[24] = { NULL, "--listen", m->addr, "--size", size };
 	unsigned int n = 5;
 	const char *bin = getenv("CIDER_MEMD");
+	const char *const *s;
+	bool allow = true;
+	static char me[64];
 
 	if (!host)
 		return -1;
+	for (s = store; s && *s; s++)
+		allow &= strcmp(*s, "--allow") != 0;
+	if (allow) {
+		/* The bare address: [v6] without its brackets. */
+		snprintf(me, sizeof(me), "%s", host[0] == '[' ? host + 1 : host);
+		me[strcspn(me, "]")] = '\0';
+		argv[n++] = "--allow";
+		argv[n++] = me;
+	}
 	if (!bin)
 		bin = "tools/cider-memd/cider-memd";
 	m->port = port;

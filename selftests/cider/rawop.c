@@ -101,14 +101,17 @@ TEST_F(mn, attach_reports_region_and_channels)
 
 TEST_F(mn, superblock_is_formatted)
 {
-	/* cider-memd's defaults: a hash-indexed store in cider mode. */
+	/* cider-memd's defaults: a hash-indexed store in cider mode, named. */
 	struct cider_store_params p = {
 		.region_size = REGION, .index = CIDER_SB_INDEX_HASH, .mode = CIDER_SB_MODE_CIDER,
+		.features = CIDER_SB_F_STORE_ID, .store_id = self->sb.store_id,
 	};
 	struct cider_mn_sb want;
 
 	NEED_MN();
+	ASSERT_NE(0, self->sb.store_id);
 	ASSERT_EQ(NULL, cider_store_format(&want, &p));
+	want.serves = 1;	/* the daemon's first start */
 	ASSERT_EQ(0, memcmp(&want, &self->sb, sizeof(want)));
 	ASSERT_EQ(NULL, cider_store_check(&self->sb, REGION));
 	ASSERT_EQ(0, self->sb.alloc_cursor);

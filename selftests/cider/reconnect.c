@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -46,6 +48,7 @@ FIXTURE(reconnect) {
 	struct cider_attach at;
 	unsigned int port;
 	const char *store[9];		/* cider-memd's store arguments */
+	char backing[96];		/* a backing file to remove, or "" */
 };
 
 FIXTURE_VARIANT(reconnect) {
@@ -94,6 +97,8 @@ FIXTURE_TEARDOWN(reconnect)
 		params_default();
 		cider_detach(self->fd, self->at.mn_id);
 		memd_stop(&self->memd, SIGTERM);
+		if (self->backing[0])
+			unlink(self->backing);
 	}
 	close(self->fd);
 }
@@ -222,8 +227,9 @@ static bool key_holds_its_writes(const struct writer *w, unsigned int k, uint64_
  * acknowledged again afterwards.  @mi: the node once back.
  */
 static void flood_across_a_loss(struct __test_metadata *_metadata,
-				FIXTURE_DATA(reconnect) *self, const char *knob, unsigned int count,
-				struct cider_mn_info *mi)
+				FIXTURE_DATA(reconnect) *self,
+				int (*cut)(FIXTURE_DATA(reconnect) *self, const void *arg),
+				const void *arg, struct cider_mn_info *mi)
 {
 	struct writer w[WRITERS];
 	pthread_t th[WRITERS];
@@ -231,7 +237,6 @@ static void flood_across_a_loss(struct __test_metadata *_metadata,
 	volatile unsigned int back = 0;
 	unsigned int i, k, total = 0;
 	double worst = 0, t;
-	char n[16];
 
 	for (i = 0; i < WRITERS; i++) {
 		w[i] = (struct writer){ .fd = self->fd, .store = self->at.mn_id, .id = i,
@@ -242,8 +247,7 @@ static void flood_across_a_loss(struct __test_metadata *_metadata,
 	}
 	usleep(700 * 1000);
 	t = memd_now();
-	snprintf(n, sizeof(n), "%u", count);
-	ASSERT_EQ(0, sysfs_write(knob, n));
+	ASSERT_EQ(0, cut(self, arg));
 	EXPECT_EQ(0, wait_state(self->fd, self->at.mn_id, CIDER_MN_LIVE, 1, 30, mi))
 		TH_LOG("state %u after %.1f s", mi->state, memd_now() - t);
 	TH_LOG("back after %.2f s: %u reconnects of %u attempts, lost for %d, last %d",
@@ -289,13 +293,27 @@ static void flood_across_a_loss(struct __test_metadata *_metadata,
 	EXPECT_EQ(1, mi->reconnects);
 }
 
+/* A fault knob set to the count @arg points to: 0 or -errno. */
+static int cut_by_knob(FIXTURE_DATA(reconnect) *self, const void *arg)
+{
+	const struct { const char *knob; unsigned int n; } *k = arg;
+	char n[16];
+
+	(void)self;
+	snprintf(n, sizeof(n), "%u", k->n);
+	return sysfs_write(k->knob, n);
+}
+
 /* The QPs in the error state, where a broken link leaves them. */
 TEST_F_TIMEOUT(reconnect, a_broken_link_comes_back_by_itself_under_load, 180)
 {
+	const struct { const char *knob; unsigned int n; } k = {
+		FAULT_DIR "break_qps", self->at.nr_channels
+	};
 	struct cider_mn_info mi;
 
 	NEED_MN();
-	flood_across_a_loss(_metadata, self, FAULT_DIR "break_qps", self->at.nr_channels, &mi);
+	flood_across_a_loss(_metadata, self, cut_by_knob, &k, &mi);
 	EXPECT_TRUE(mi.lost_reason == -ENOTCONN || mi.lost_reason == -EIO ||
 		    mi.lost_reason == -ECOMM) TH_LOG("lost for %d", mi.lost_reason);
 }
@@ -309,8 +327,10 @@ TEST_F_TIMEOUT(reconnect, an_overdue_operation_reconnects_the_node, 180)
 {
 	struct cider_mn_info mi;
 
+	const struct { const char *knob; unsigned int n; } k = { FAULT_DIR "drop_cqes", 1 };
+
 	NEED_MN();
-	flood_across_a_loss(_metadata, self, FAULT_DIR "drop_cqes", 1, &mi);
+	flood_across_a_loss(_metadata, self, cut_by_knob, &k, &mi);
 	EXPECT_EQ(-ETIMEDOUT, mi.lost_reason);
 }
 
@@ -411,6 +431,75 @@ TEST_F_TIMEOUT(reconnect, a_restarted_memory_node_is_refused, 120)
 	self->at = at2;
 	EXPECT_EQ(-ENOENT, get8(self->fd, self->at.mn_id, 2, &v));
 	EXPECT_EQ(0, put8(self->fd, self->at.mn_id, 2, 23));
+}
+
+/* A tmpfs for backing files (the guest's /tmp need not be one): its path. */
+static const char *backing_dir(void)
+{
+	static const char dir[] = "/tmp/cider-backing";
+
+	mkdir(dir, 0700);
+	if (mount("tmpfs", dir, "tmpfs", 0, "size=64m") && errno != EBUSY)
+		return NULL;
+	return dir;
+}
+
+/* cider-memd killed under load and started again on its backing file. */
+static int cut_by_restart(FIXTURE_DATA(reconnect) *self, const void *arg)
+{
+	const char *const *store = arg;
+
+	memd_stop(&self->memd, SIGKILL);
+	return memd_start_store(&self->memd, "4M", self->port, store);
+}
+
+/*
+ * A memory node whose region is a backing file (--backing on tmpfs) is
+ * killed with SIGKILL under load and started again: its new region holds
+ * the same store (same id), so the compute node reconnects to it by
+ * itself, every acknowledged write is there, and the store serves on.
+ */
+TEST_F_TIMEOUT(reconnect, a_restarted_memory_node_on_its_backing_file_serves_the_same_store, 180)
+{
+	const char *dir = backing_dir();
+	const char *store[] = { "--index", "array", "--keys", "256", "--mode", variant->mode,
+				"--lease-ms", "50", "--backing", self->backing, NULL };
+	struct cider_mn_info mi;
+
+	NEED_MN();
+	ASSERT_NE(NULL, dir) TH_LOG("no tmpfs for the backing file: %s", strerror(errno));
+	snprintf(self->backing, sizeof(self->backing), "%s/store-%u", dir, self->port);
+	unlink(self->backing);
+	ASSERT_EQ(0, cider_detach(self->fd, self->at.mn_id));
+	memd_stop(&self->memd, SIGTERM);
+	ASSERT_EQ(0, memd_start_store(&self->memd, "4M", self->port, store));
+	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3, 0, &self->at));
+	flood_across_a_loss(_metadata, self, cut_by_restart, store, &mi);
+	EXPECT_EQ(1, memd_log_count(&self->memd, "serving the store in"));
+}
+
+/* A backing file is served only with the options of the store it holds. */
+TEST_F_TIMEOUT(reconnect, a_backing_file_of_another_store_is_refused_with_the_difference, 60)
+{
+	const char *dir = backing_dir();
+	const char *other = strcmp(variant->mode, "mcs") ? "mcs" : "cider";
+	const char *store[] = { "--index", "array", "--keys", "256", "--mode", variant->mode,
+				"--backing", self->backing, NULL };
+	const char *again[] = { "--index", "array", "--keys", "256", "--mode", other,
+				"--backing", self->backing, NULL };
+	struct memd m = { 0 };
+	char want[96];
+
+	NEED_MN();
+	ASSERT_NE(NULL, dir);
+	snprintf(self->backing, sizeof(self->backing), "%s/other-%u", dir, self->port);
+	unlink(self->backing);
+	ASSERT_EQ(0, memd_start_store(&m, "4M", self->port + 1, store));
+	memd_stop(&m, SIGTERM);
+	EXPECT_NE(0, memd_start_store(&m, "4M", self->port + 1, again));
+	snprintf(want, sizeof(want), "holds a store with --mode %s (the command line: --mode %s)",
+		 variant->mode, other);
+	EXPECT_EQ(1, memd_log_count(&m, want));
 }
 
 TEST_HARNESS_MAIN

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +27,8 @@
 
 #include "store.h"
 #include "lockqueue.h"
+#include "allow.h"
+#include "backing.h"
 
 #define MAX_DEVS 8
 
@@ -45,6 +48,10 @@ struct conn {
 
 static struct {
 	const char *listen;
+	struct memd_allow allow;	/* who may attach */
+	const char *backing;		/* the region's file, or NULL: anonymous */
+	bool format;			/* format the backing file's store anew */
+	char allow_text[256];		/* as given, for the log */
 	uint64_t size;
 	struct cider_store_params store;	/* region_size filled in last */
 	int hugepages;		/* -1 never, 0 auto, 1 always */
@@ -101,7 +108,8 @@ static void usage(FILE *f)
 "    cider-memd - CIDER memory node: a passive region served over RDMA\n"
 "\n"
 "SYNOPSIS\n"
-"    cider-memd --listen ADDR:PORT [--size SIZE] [--index hash|array]\n"
+"    cider-memd --listen ADDR:PORT [--allow LIST] [--backing PATH [--format]]\n"
+"               [--size SIZE] [--index hash|array]\n"
 "               [--keys N] [--mode osync|caslock|mcs|cider] [--lease-ms MS]\n"
 "               [--grace-us US] [--lock-queue N] [--member-lease-ms MS]\n"
 "               [--chunk SIZE]\n"
@@ -117,7 +125,10 @@ static void usage(FILE *f)
 "    0..N-1 and 8-byte values), a lock record per index word and the data\n"
 "    area, handed out in chunks.  Every compute node reads the parameters\n"
 "    at attach, so all of them run the same mode on the same layout.\n"
-"    The memory is not persistent: a restart formats an empty store.\n"
+"    Without --backing the memory is not persistent: a restart formats an\n"
+"    empty store, and every compute node attached refuses it (the store id\n"
+"    differs).  With --backing a restarted daemon serves the same store, and\n"
+"    the compute nodes reconnect to it by themselves.\n"
 "\n"
 "    The region is registered with local write and remote read, write and\n"
 "    atomic access on every RDMA device a compute node connects through;\n"
@@ -130,6 +141,20 @@ static void usage(FILE *f)
 "OPTIONS\n"
 "    -l, --listen ADDR:PORT   address to listen on (IPv4 a.b.c.d:port or\n"
 "                             [IPv6]:port); required\n"
+"    -b, --backing PATH       keep the region in this file, mapped shared: on\n"
+"                             tmpfs (/dev/shm) or hugetlbfs, or a device-DAX\n"
+"                             node.  A new file gets a new store; an existing\n"
+"                             one is served as it is if the store options\n"
+"                             describe it (else refused, the difference\n"
+"                             named).  It survives the daemon, not the\n"
+"                             machine (unless the device is persistent)\n"
+"        --format             with --backing: format its store anew, losing\n"
+"                             what it holds\n"
+"    -a, --allow LIST         who may attach: comma-separated addresses and\n"
+"                             ADDR/PREFIX (IPv4, IPv6), or any; may be given\n"
+"                             again.  Required unless ADDR is a loopback\n"
+"                             address.  Others are refused before the\n"
+"                             accept, with a reason their attach reports\n"
 "    -s, --size SIZE          region size, with K, M or G suffix (default 64M,\n"
 "                             at least 1M, a multiple of 4K)\n"
 "    -i, --index NAME         hash (default) or array\n"
@@ -220,10 +245,99 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss)
 	return 0;
 }
 
+/*
+ * The option of @old (a store found in the backing file) that differs
+ * from @want (what the command line formats), as "--NAME old (the command
+ * line: --NAME new)", or NULL when it is the same store's format.
+ */
+static const char *store_differs(const struct cider_mn_sb *old, const struct cider_mn_sb *want)
+{
+	static char why[160];
+
+#define DIFF(field, opt, fmt, conv)						\
+	do {									\
+		if (old->field != want->field) {				\
+			snprintf(why, sizeof(why), opt " " fmt " (the command line: " opt \
+				 " " fmt ")", conv(old->field), conv(want->field));	\
+			return why;						\
+		}								\
+	} while (0)
+#define AS_IS(x) (unsigned long long)(x)
+#define MS(x) (unsigned long long)((x) / 1000000)
+#define US(x) (unsigned long long)((x) / 1000)
+	DIFF(index, "--index", "%s", cider_store_index_name);
+	DIFF(mode, "--mode", "%s", cider_store_mode_name);
+	DIFF(nr_keys, "--keys", "%llu", AS_IS);
+	DIFF(lease_ns, "--lease-ms", "%llu", MS);
+	DIFF(grace_ns, "--grace-us", "%llu", US);
+	DIFF(lock_qlen, "--lock-queue", "%llu", AS_IS);
+	DIFF(member_lease_ns, "--member-lease-ms", "%llu", MS);
+	DIFF(chunk_size, "--chunk", "%llu", AS_IS);
+#undef DIFF
+#undef AS_IS
+#undef MS
+#undef US
+	return NULL;
+}
+
+/*
+ * Serve the store the backing file holds, as it is, if the command line
+ * describes it: 0, or the exit status (2: another store, named).
+ */
+static int store_adopt(void)
+{
+	struct cider_mn_sb *held = region;
+	const char *why = cider_store_check(held, opt.size);
+
+	if (why) {
+		logmsg("--backing %s does not hold a store this daemon can serve: %s "
+		       "(--format formats it anew, losing what it holds)", opt.backing, why);
+		return 2;
+	}
+	why = store_differs(held, &sb);
+	if (why) {
+		logmsg("--backing %s holds a store with %s: start with its options, or --format "
+		       "to format it anew (losing what it holds)", opt.backing, why);
+		return 2;
+	}
+	held->serves++;
+	sb = *held;
+	logmsg("serving the store in %s again: store id %016" PRIx64 ", start %" PRIu64,
+	       opt.backing, (uint64_t)sb.store_id, (uint64_t)sb.serves);
+	return 0;
+}
+
+/* The region in --backing's file: 0, or the exit status. */
+static int region_backed(void)
+{
+	struct memd_backing b;
+	char err[320];
+
+	if (memd_backing_map(&b, opt.backing, opt.size + REGION_TAIL, err, sizeof(err))) {
+		logmsg("--backing %s: %s", opt.backing, err);
+		return 1;
+	}
+	region = b.map;
+	region_mapped = b.len;
+	region_huge = b.huge;
+	if (!b.fresh && !opt.format)
+		return store_adopt();
+	if (!b.fresh)
+		memset(region, 0, opt.size);	/* --format: nothing of the old store stays */
+	sb.serves = 1;
+	memcpy(region, &sb, sizeof(sb));
+	logmsg("formatted a new store in %s: store id %016" PRIx64, opt.backing,
+	       (uint64_t)sb.store_id);
+	return 0;
+}
+
+/* The region, formatted or found: 0, or the exit status. */
 static int region_alloc(void)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 
+	if (opt.backing)
+		return region_backed();
 	region = MAP_FAILED;
 	/* A huge page mapping is a whole number of huge pages. */
 	region_mapped = opt.size + (2ULL << 20);
@@ -233,7 +347,7 @@ static int region_alloc(void)
 	region_huge = region != MAP_FAILED;
 	if (!region_huge && opt.hugepages > 0) {
 		logmsg("no huge pages for %" PRIu64 " bytes (see /proc/sys/vm/nr_hugepages)", opt.size);
-		return -1;
+		return 1;
 	}
 	if (!region_huge) {
 		region_mapped = opt.size + REGION_TAIL;
@@ -241,9 +355,10 @@ static int region_alloc(void)
 	}
 	if (region == MAP_FAILED) {
 		logmsg("cannot allocate %" PRIu64 " bytes: %s", opt.size, strerror(errno));
-		return -1;
+		return 1;
 	}
 	/* Anonymous memory is zero: only the superblock needs writing. */
+	sb.serves = 1;
 	memcpy(region, &sb, sizeof(sb));
 	return 0;
 }
@@ -306,6 +421,14 @@ static const char *peer(struct rdma_cm_id *id)
 	return buf;
 }
 
+/* Refuse @id on purpose, saying why (struct cider_mn_reject). */
+static void reject_because(struct rdma_cm_id *id, uint32_t reason)
+{
+	struct cider_mn_reject rej = { .magic = CIDER_MN_MAGIC, .reason = reason };
+
+	rdma_reject(id, &rej, sizeof(rej));
+}
+
 static void on_connect_request(struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = ev->id;
@@ -325,6 +448,13 @@ static void on_connect_request(struct rdma_cm_event *ev)
 	if (who.magic != CIDER_CN_MAGIC) {
 		logmsg("rejecting %s: not a CIDER compute node", peer(id));
 		goto reject;
+	}
+	if (!memd_allow_match(&opt.allow, rdma_get_peer_addr(id))) {
+		/* One line per compute node, not per channel. */
+		if (who.channel == 0)
+			logmsg("refused cn %u from %s: not on the allow list", who.cn_id, peer(id));
+		reject_because(id, CIDER_REJECT_NOT_ALLOWED);
+		return;
 	}
 	d = memdev_get(id->verbs);
 	c = calloc(1, sizeof(*c));
@@ -632,6 +762,9 @@ static int parse_args(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "listen", required_argument, NULL, 'l' },
+		{ "allow", required_argument, NULL, 'a' },
+		{ "backing", required_argument, NULL, 'b' },
+		{ "format", no_argument, NULL, 'F' },
 		{ "size", required_argument, NULL, 's' },
 		{ "index", required_argument, NULL, 'i' },
 		{ "keys", required_argument, NULL, 'k' },
@@ -648,9 +781,10 @@ static int parse_args(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *why;
+	char err[128];
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "l:s:i:k:m:c:H:nvh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:a:b:s:i:k:m:c:H:nvh", lo, NULL)) != -1) {
 		ret = parse_store_arg(c, optarg);
 		if (ret >= 0) {
 			if (ret)
@@ -659,6 +793,17 @@ static int parse_args(int argc, char **argv)
 		}
 		switch (c) {
 		case 'l': opt.listen = optarg; break;
+		case 'b': opt.backing = optarg; break;
+		case 'F': opt.format = true; break;
+		case 'a':
+			if (memd_allow_parse(&opt.allow, optarg, err, sizeof(err))) {
+				fprintf(stderr, "cider-memd: bad --allow '%s': %s\n", optarg, err);
+				return 2;
+			}
+			snprintf(opt.allow_text + strlen(opt.allow_text),
+				 sizeof(opt.allow_text) - strlen(opt.allow_text), "%s%s",
+				 opt.allow_text[0] ? "," : "", optarg);
+			break;
 		case 's':
 			if (!parse_size(optarg, &opt.size)) {
 				fprintf(stderr, "cider-memd: bad --size '%s'\n", optarg);
@@ -689,7 +834,18 @@ static int parse_args(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (opt.format && !opt.backing) {
+		fprintf(stderr, "cider-memd: --format formats a --backing file anew; without one, "
+			"every start formats\n");
+		return 2;
+	}
 	opt.store.region_size = opt.size;
+	/* Which store this is, so that its compute nodes know it after a restart. */
+	opt.store.features |= CIDER_SB_F_STORE_ID;
+	while (!opt.store.store_id)
+		if (getrandom(&opt.store.store_id, sizeof(opt.store.store_id), 0) !=
+		    sizeof(opt.store.store_id))
+			opt.store.store_id = (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid();
 	why = cider_store_format(&sb, &opt.store);
 	if (why) {
 		fprintf(stderr, "cider-memd: cannot format a store of %" PRIu64 " bytes: %s\n",
@@ -719,13 +875,23 @@ int main(int argc, char **argv)
 			opt.listen);
 		return 2;
 	}
+	/* The region is every key of the store: nobody gets it by default. */
+	if (!opt.allow.set && !memd_addr_loopback((struct sockaddr *)&ss)) {
+		fprintf(stderr, "cider-memd: %s is not a loopback address, and every host that reaches it\n"
+			"could read and write the whole store: say which compute nodes may attach\n"
+			"with --allow ADDR[/PREFIX][,...] (or --allow any)\n", opt.listen);
+		return 2;
+	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0 || region_alloc())
+	if (sfd < 0)
 		return 1;
+	ret = region_alloc();
+	if (ret)
+		return ret;
 
 	ret = 1;
 	ch = rdma_create_event_channel();
@@ -741,6 +907,7 @@ int main(int argc, char **argv)
 	       PRIu64 " keys", opt.listen, opt.size, region_huge ? " (huge pages)" : "",
 	       CIDER_LAYOUT_VERSION, cider_store_index_name(sb.index),
 	       cider_store_mode_name(sb.mode), sb.nr_keys);
+	logmsg("admitting %s", opt.allow.set ? opt.allow_text : "this host only (loopback)");
 	ret = serve(ch, listen_id, sfd);
 	logmsg("%lu connections served, %lu disconnected", nr_connects, nr_disconnects);
 out:

@@ -194,7 +194,10 @@ static int cmd_attach(int fd, int argc, char **argv)
 		return 2;
 	}
 	if (ret) {
-		fprintf(stderr, "ciderctl: attach %s: %s\n", argv[0], cider_strerror(ret));
+		/* The device let us in (the open succeeded): the node refused. */
+		fprintf(stderr, "ciderctl: attach %s: %s\n", argv[0], ret == -EACCES ?
+			"refused by the memory node: not on its allow list (cider-memd --allow)" :
+			cider_strerror(ret));
 		return 1;
 	}
 	if (json)

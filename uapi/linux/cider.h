@@ -128,7 +128,10 @@ struct cider_info {
  * and the node has passed the capability probe (8-byte CAS and FAA from
  * the kernel, a CIDER superblock), or fails with:
  *   EINVAL bad field; EPERM no CAP_SYS_ADMIN; ETIMEDOUT no answer in time;
- *   ECONNREFUSED rejected; EHOSTUNREACH no route; EOPNOTSUPP the RDMA
+ *   ECONNREFUSED rejected (nobody listens there); EACCES the memory node
+ *   refused this compute node on purpose (its address is not on the
+ *   node's allow list, cider-memd --allow); EHOSTUNREACH no route;
+ *   EOPNOTSUPP the RDMA
  *   device cannot do what CIDER needs (named in the kernel log); EPROTO
  *   not a CIDER memory node, another layout version, or a store that
  *   needs features this module lacks; EADDRINUSE another live compute

@@ -190,7 +190,7 @@ TEST(attach_refuses_what_it_would_not_lay_out_the_same)
 	CORRUPT(lock_rec, 16);
 	CORRUPT(grace_ns, sb.lease_ns);
 	CORRUPT(max_value_len, 1 << 20);
-	CORRUPT(reserved[3], 1);
+	CORRUPT(reserved[1], 1);
 	CORRUPT(member_lease_ns, 0);
 	CORRUPT(member_lease_ns, CIDER_STORE_MAX_MEMBER_LEASE_NS + 1);
 	CORRUPT(flags, 1);			/* a feature this code does not know */
@@ -221,7 +221,38 @@ TEST(member_lease_is_checked_and_recorded)
 	p.lease_ns = 5 * CIDER_STORE_MEMBER_LEASE_NS;
 	EXPECT_NE(NULL, cider_store_format(&sb, &p));
 	p.lease_ns = 0;
-	p.features = 1;
+	p.features = 0x80000000U;
+	EXPECT_NE(NULL, cider_store_format(&sb, &p));
+}
+
+/*
+ * A store's id and its count of serving daemons: the id is the format
+ * (a restarted daemon keeps it), the count a word that changes.
+ */
+TEST(a_store_id_goes_with_its_feature_bit)
+{
+	struct cider_store_params p = {
+		.region_size = 16ULL << 20, .index = CIDER_SB_INDEX_ARRAY,
+		.mode = CIDER_SB_MODE_MCS, .nr_keys = 1000,
+		.features = CIDER_SB_F_STORE_ID, .store_id = 0x1234abcd5678ef90ULL,
+	};
+	struct cider_mn_sb sb, bad;
+
+	ASSERT_EQ(NULL, cider_store_format(&sb, &p));
+	EXPECT_EQ(CIDER_SB_F_STORE_ID, sb.flags);
+	EXPECT_EQ(0x1234abcd5678ef90ULL, sb.store_id);
+	sb.serves = 3;
+	EXPECT_EQ(NULL, cider_store_check(&sb, p.region_size));
+	bad = sb;
+	bad.store_id = 0;
+	EXPECT_NE(NULL, cider_store_check(&bad, p.region_size));
+	bad = sb;
+	bad.flags = 0;
+	EXPECT_NE(NULL, cider_store_check(&bad, p.region_size));
+	p.store_id = 0;
+	EXPECT_NE(NULL, cider_store_format(&sb, &p));
+	p.features = 0;
+	p.store_id = 7;
 	EXPECT_NE(NULL, cider_store_format(&sb, &p));
 }
 
