@@ -26,6 +26,7 @@
 #include "cider-uring.h"
 #include "flood.h"
 #include "grow.h"
+#include "kv8.h"
 #include "memd.h"
 #include "sysfs.h"
 
@@ -34,19 +35,6 @@
 static unsigned int test_port(void)
 {
 	return 8400 + getpid() % 1000;
-}
-
-static int get8(int fd, unsigned int store, uint64_t key, uint64_t *val)
-{
-	size_t len = sizeof(*val);
-	int ret = cider_get(fd, store, &key, sizeof(key), val, &len);
-
-	return ret ? ret : len == 8 ? 0 : -EBADMSG;
-}
-
-static int put8(int fd, unsigned int store, uint64_t key, uint64_t val)
-{
-	return cider_put(fd, store, &key, sizeof(key), &val, sizeof(val));
 }
 
 FIXTURE(kv) {

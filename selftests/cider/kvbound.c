@@ -19,6 +19,7 @@
 #include "kselftest_harness.h"
 #include "cider.h"
 #include "cider-uring.h"
+#include "kv8.h"
 #include "memd.h"
 #include "sysfs.h"
 
@@ -72,18 +73,6 @@ FIXTURE_TEARDOWN(kvbound)
 }
 
 #define NEED_MN() do { if (self->skip) SKIP(return, "CIDER_MN_ADDR not set"); } while (0)
-
-static int get8(int fd, unsigned int store, uint64_t key, uint64_t *val)
-{
-	size_t len = sizeof(*val);
-
-	return cider_get(fd, store, &key, sizeof(key), val, &len);
-}
-
-static int put8(int fd, unsigned int store, uint64_t key, uint64_t val)
-{
-	return cider_put(fd, store, &key, sizeof(key), &val, sizeof(val));
-}
 
 static int stall(unsigned int n)
 {

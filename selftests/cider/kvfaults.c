@@ -24,6 +24,7 @@
 #include "cider.h"
 #include "cider-uring.h"
 #include "faults.h"
+#include "kv8.h"
 #include "memd.h"
 
 #define KEYS 64
@@ -34,19 +35,6 @@
 static unsigned int test_port(void)
 {
 	return 8400 + getpid() % 1000;
-}
-
-static int get8(int fd, unsigned int store, uint64_t key, uint64_t *val)
-{
-	size_t len = sizeof(*val);
-	int ret = cider_get(fd, store, &key, sizeof(key), val, &len);
-
-	return ret ? ret : len == 8 ? 0 : -EBADMSG;
-}
-
-static int put8(int fd, unsigned int store, uint64_t key, uint64_t val)
-{
-	return cider_put(fd, store, &key, sizeof(key), &val, sizeof(val));
 }
 
 static int nodes_attached(int fd)
