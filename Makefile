@@ -121,9 +121,9 @@ tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a
 
 MEMD_SRC := tools/cider-memd/cider-memd.c tools/cider-memd/allow.c tools/cider-memd/backing.c \
-	kmod/core/store.c kmod/core/block.c
+	tools/cider-memd/notify.c kmod/core/store.c kmod/core/block.c
 tools/cider-memd/cider-memd: $(MEMD_SRC) tools/cider-memd/allow.h tools/cider-memd/backing.h \
-			     $(CORE_HDR)
+			     tools/cider-memd/notify.h $(CORE_HDR)
 	$(CC) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs
 
 # The allow list, alone, under the sanitizers.

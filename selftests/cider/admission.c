@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -181,6 +184,87 @@ TEST_F_TIMEOUT(admission, a_node_refused_on_reconnect_is_given_up, 90)
 	EXPECT_EQ(CIDER_MN_DEAD, mi.state);
 	EXPECT_EQ(-EACCES, mi.dead_reason);
 	EXPECT_LE(1, memd_log_count(&self->memd, "refused cn 3 from"));
+}
+
+/* Lines of @path that contain @what, or -1 without the file. */
+static int file_count(const char *path, const char *what)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* Poll until @path has @n lines with @what, for up to 10 s: 0 or -1. */
+static int file_wait(const char *path, const char *what, int n)
+{
+	double end = memd_now() + 10;
+
+	while (file_count(path, what) != n)
+		if (memd_now() > end)
+			return -1;
+		else
+			usleep(20 * 1000);
+	return 0;
+}
+
+/*
+ * Who is attached: --status-file lists every connected channel (cn id,
+ * address, since when) and is rewritten on connect and disconnect;
+ * SIGUSR1 logs the same; the service manager hears READY=1 once the
+ * store is served (sd_notify's protocol on $NOTIFY_SOCKET).
+ */
+TEST_F_TIMEOUT(admission, the_daemon_says_who_is_attached_and_when_it_is_ready, 60)
+{
+	char status[64], notify[64], mine[96], got[256] = "";
+	const char *store[] = { "--allow", self->ours, "--status-file", status, NULL };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 30 };
+	struct cider_attach at;
+	ssize_t n;
+	int sock;
+
+	NEED_MN();
+	snprintf(status, sizeof(status), "/tmp/memd-status-%u", test_port());
+	snprintf(notify, sizeof(notify), "/tmp/memd-notify-%u", test_port());
+	unlink(status);
+	unlink(notify);
+	sock = socket(AF_UNIX, SOCK_DGRAM, 0);
+	ASSERT_LE(0, sock);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", notify);
+	ASSERT_EQ(0, bind(sock, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_EQ(0, setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	setenv("NOTIFY_SOCKET", notify, 1);
+	ASSERT_EQ(0, memd_start_store(&self->memd, "4M", test_port(), store));
+	unsetenv("NOTIFY_SOCKET");
+	n = recv(sock, got, sizeof(got) - 1, 0);
+	close(sock);
+	unlink(notify);
+	ASSERT_LT(0, n);
+	got[n] = '\0';
+	EXPECT_NE(NULL, strstr(got, "READY=1")) TH_LOG("notified: %s", got);
+	EXPECT_EQ(1, file_count(status, "0 channels connected"));
+
+	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 5, 0, &at));
+	snprintf(mine, sizeof(mine), "cn 5 channel 0 from %s:", getenv("CIDER_MN_ADDR"));
+	EXPECT_EQ(0, file_wait(status, "cn 5 channel ", (int)at.nr_channels));
+	EXPECT_EQ(1, file_count(status, mine));
+	EXPECT_EQ(1, file_count(status, " since 20"));
+	/* The roster's lines (" since ...") reach the log on SIGUSR1 only. */
+	EXPECT_EQ(0, memd_log_count(&self->memd, " since 20"));
+	kill(self->memd.pid, SIGUSR1);
+	EXPECT_EQ(0, memd_wait_log(&self->memd, " since 20", 10));
+	EXPECT_LE(1, memd_log_count(&self->memd, "channels connected"));
+	ASSERT_EQ(0, cider_detach(self->fd, at.mn_id));
+	EXPECT_EQ(0, file_wait(status, "cn 5 channel ", 0));
+	EXPECT_EQ(1, file_count(status, "0 channels connected"));
+	unlink(status);
 }
 
 TEST_HARNESS_MAIN

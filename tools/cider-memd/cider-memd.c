@@ -9,10 +9,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <syslog.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,7 @@
 #include "lockqueue.h"
 #include "allow.h"
 #include "backing.h"
+#include "notify.h"
 
 #define MAX_DEVS 8
 
@@ -40,9 +43,12 @@ struct memdev {			/* one RDMA device the region is registered on */
 	uint32_t max_qp_rd_atom;
 };
 
+/* A compute node's connection (one per channel), accepted or connected. */
 struct conn {
 	struct rdma_cm_id *id;
 	struct cider_cn_hello who;
+	char from[INET6_ADDRSTRLEN + 8];	/* its address:port */
+	time_t since;			/* connected (0: accepted, not yet) */
 	struct conn *next;
 };
 
@@ -51,6 +57,7 @@ static struct {
 	struct memd_allow allow;	/* who may attach */
 	const char *backing;		/* the region's file, or NULL: anonymous */
 	bool format;			/* format the backing file's store anew */
+	const char *status_file;	/* who is attached, rewritten on each change */
 	char allow_text[256];		/* as given, for the log */
 	uint64_t size;
 	struct cider_store_params store;	/* region_size filled in last */
@@ -88,17 +95,44 @@ static int nr_devs;
 static struct conn *conns;
 static unsigned long nr_connects, nr_disconnects;
 
+/*
+ * One log line on stderr.  Under systemd ($JOURNAL_STREAM: stderr is the
+ * journal) it starts with its syslog priority, "<3>" or "<6>", which
+ * journald takes as the line's priority (sd-daemon(3)'s convention).
+ */
+static void logat(int prio, const char *fmt, va_list ap)
+{
+	static int journal = -1;
+	struct timespec ts;
+
+	if (journal < 0)
+		journal = getenv("JOURNAL_STREAM") != NULL;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (journal)
+		fprintf(stderr, "<%d>", prio);
+	fprintf(stderr, "cider-memd[%ld.%03ld]: ", (long)ts.tv_sec, ts.tv_nsec / 1000000);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+/* What happened, as expected (syslog's LOG_INFO). */
 static void logmsg(const char *fmt, ...)
 {
-	struct timespec ts;
 	va_list ap;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	fprintf(stderr, "cider-memd[%ld.%03ld]: ", (long)ts.tv_sec, ts.tv_nsec / 1000000);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	logat(LOG_INFO, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+/* What went wrong, or was refused (LOG_ERR). */
+static void logerr(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	logat(LOG_ERR, fmt, ap);
+	va_end(ap);
 }
 
 static void usage(FILE *f)
@@ -109,7 +143,7 @@ static void usage(FILE *f)
 "\n"
 "SYNOPSIS\n"
 "    cider-memd --listen ADDR:PORT [--allow LIST] [--backing PATH [--format]]\n"
-"               [--size SIZE] [--index hash|array]\n"
+"               [--status-file PATH] [--size SIZE] [--index hash|array]\n"
 "               [--keys N] [--mode osync|caslock|mcs|cider] [--lease-ms MS]\n"
 "               [--grace-us US] [--lock-queue N] [--member-lease-ms MS]\n"
 "               [--chunk SIZE]\n"
@@ -150,6 +184,9 @@ static void usage(FILE *f)
 "                             machine (unless the device is persistent)\n"
 "        --format             with --backing: format its store anew, losing\n"
 "                             what it holds\n"
+"        --status-file PATH   who is attached (cn id, channel, address, since\n"
+"                             when), rewritten on every connect and\n"
+"                             disconnect; SIGUSR1 logs the same\n"
 "    -a, --allow LIST         who may attach: comma-separated addresses and\n"
 "                             ADDR/PREFIX (IPv4, IPv6), or any; may be given\n"
 "                             again.  Required unless ADDR is a loopback\n"
@@ -290,13 +327,13 @@ static int store_adopt(void)
 	const char *why = cider_store_check(held, opt.size);
 
 	if (why) {
-		logmsg("--backing %s does not hold a store this daemon can serve: %s "
+		logerr("--backing %s does not hold a store this daemon can serve: %s "
 		       "(--format formats it anew, losing what it holds)", opt.backing, why);
 		return 2;
 	}
 	why = store_differs(held, &sb);
 	if (why) {
-		logmsg("--backing %s holds a store with %s: start with its options, or --format "
+		logerr("--backing %s holds a store with %s: start with its options, or --format "
 		       "to format it anew (losing what it holds)", opt.backing, why);
 		return 2;
 	}
@@ -314,7 +351,7 @@ static int region_backed(void)
 	char err[320];
 
 	if (memd_backing_map(&b, opt.backing, opt.size + REGION_TAIL, err, sizeof(err))) {
-		logmsg("--backing %s: %s", opt.backing, err);
+		logerr("--backing %s: %s", opt.backing, err);
 		return 1;
 	}
 	region = b.map;
@@ -346,7 +383,7 @@ static int region_alloc(void)
 			      flags | MAP_HUGETLB, -1, 0);
 	region_huge = region != MAP_FAILED;
 	if (!region_huge && opt.hugepages > 0) {
-		logmsg("no huge pages for %" PRIu64 " bytes (see /proc/sys/vm/nr_hugepages)", opt.size);
+		logerr("no huge pages for %" PRIu64 " bytes (see /proc/sys/vm/nr_hugepages)", opt.size);
 		return 1;
 	}
 	if (!region_huge) {
@@ -354,7 +391,7 @@ static int region_alloc(void)
 		region = mmap(NULL, region_mapped, PROT_READ | PROT_WRITE, flags, -1, 0);
 	}
 	if (region == MAP_FAILED) {
-		logmsg("cannot allocate %" PRIu64 " bytes: %s", opt.size, strerror(errno));
+		logerr("cannot allocate %" PRIu64 " bytes: %s", opt.size, strerror(errno));
 		return 1;
 	}
 	/* Anonymous memory is zero: only the superblock needs writing. */
@@ -373,7 +410,7 @@ static struct memdev *memdev_get(struct ibv_context *verbs)
 		if (devs[i].verbs == verbs)
 			return &devs[i];
 	if (nr_devs == MAX_DEVS) {
-		logmsg("more than %d RDMA devices", MAX_DEVS);
+		logerr("more than %d RDMA devices", MAX_DEVS);
 		return NULL;
 	}
 	d = &devs[nr_devs];
@@ -398,7 +435,7 @@ static struct memdev *memdev_get(struct ibv_context *verbs)
 	nr_devs++;
 	return d;
 err:
-	logmsg("cannot set up %s: %s", ibv_get_device_name(verbs->device), strerror(errno));
+	logerr("cannot set up %s: %s", ibv_get_device_name(verbs->device), strerror(errno));
 	if (d->mr)
 		ibv_dereg_mr(d->mr);
 	if (d->pd)
@@ -441,18 +478,18 @@ static void on_connect_request(struct rdma_cm_event *ev)
 	struct conn *c;
 
 	if (req->private_data_len < sizeof(who)) {
-		logmsg("rejecting %s: no CIDER hello", peer(id));
+		logerr("rejecting %s: no CIDER hello", peer(id));
 		goto reject;
 	}
 	memcpy(&who, req->private_data, sizeof(who));
 	if (who.magic != CIDER_CN_MAGIC) {
-		logmsg("rejecting %s: not a CIDER compute node", peer(id));
+		logerr("rejecting %s: not a CIDER compute node", peer(id));
 		goto reject;
 	}
 	if (!memd_allow_match(&opt.allow, rdma_get_peer_addr(id))) {
 		/* One line per compute node, not per channel. */
 		if (who.channel == 0)
-			logmsg("refused cn %u from %s: not on the allow list", who.cn_id, peer(id));
+			logerr("refused cn %u from %s: not on the allow list", who.cn_id, peer(id));
 		reject_because(id, CIDER_REJECT_NOT_ALLOWED);
 		return;
 	}
@@ -466,7 +503,7 @@ static void on_connect_request(struct rdma_cm_event *ev)
 	qa.cap.max_send_wr = qa.cap.max_recv_wr = 1;
 	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(id, d->pd, &qa)) {
-		logmsg("rejecting %s: rdma_create_qp: %s", peer(id), strerror(errno));
+		logerr("rejecting %s: rdma_create_qp: %s", peer(id), strerror(errno));
 		free(c);
 		goto reject;
 	}
@@ -480,19 +517,75 @@ static void on_connect_request(struct rdma_cm_event *ev)
 	param.responder_resources = req->initiator_depth < d->max_qp_rd_atom ?
 				    req->initiator_depth : d->max_qp_rd_atom;
 	if (rdma_accept(id, &param)) {
-		logmsg("accept %s: %s", peer(id), strerror(errno));
+		logerr("accept %s: %s", peer(id), strerror(errno));
 		rdma_destroy_qp(id);
 		free(c);
 		goto reject;
 	}
 	c->id = id;
 	c->who = who;
+	snprintf(c->from, sizeof(c->from), "%s", peer(id));
 	c->next = conns;
 	conns = c;
 	id->context = c;
 	return;
 reject:
 	rdma_reject(id, NULL, 0);
+}
+
+/* Who is attached: a header line, then one line per connected channel. */
+static void roster_write(FILE *f)
+{
+	unsigned int n = 0;
+	struct conn *c;
+	char when[32];
+
+	for (c = conns; c; c = c->next)
+		n += c->since != 0;
+	fprintf(f, "cider-memd %d on %s: store %016" PRIx64 " (start %" PRIu64 "), %u channels connected\n",
+		(int)getpid(), opt.listen, (uint64_t)sb.store_id, (uint64_t)sb.serves, n);
+	for (c = conns; c; c = c->next) {
+		if (!c->since)
+			continue;
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&c->since));
+		fprintf(f, "cn %u channel %u from %s since %s\n", c->who.cn_id, c->who.channel,
+			c->from, when);
+	}
+}
+
+/* --status-file: rewritten whole (a new file renamed over the old) on each change. */
+static void roster_changed(void)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+
+	if (!opt.status_file)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.new", opt.status_file);
+	f = fopen(tmp, "w");
+	if (!f) {
+		logerr("--status-file %s: %s", tmp, strerror(errno));
+		return;
+	}
+	roster_write(f);
+	if (fclose(f) || rename(tmp, opt.status_file))
+		logerr("--status-file %s: %s", opt.status_file, strerror(errno));
+}
+
+/* SIGUSR1: who is attached, to the log. */
+static void roster_log(void)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return;
+	roster_write(f);
+	fclose(f);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		logmsg("%s", line);
+	free(buf);
 }
 
 static void conn_drop(struct rdma_cm_id *id)
@@ -502,6 +595,8 @@ static void conn_drop(struct rdma_cm_id *id)
 	for (pp = &conns; (c = *pp); pp = &c->next) {
 		if (c->id == id) {
 			*pp = c->next;
+			if (c->since)
+				roster_changed();
 			free(c);
 			break;
 		}
@@ -526,6 +621,8 @@ static struct rdma_cm_id *on_event(struct rdma_cm_event *ev)
 		nr_connects++;
 		logmsg("connected: cn %u channel %u from %s", c->who.cn_id,
 		       c->who.channel, peer(ev->id));
+		c->since = time(NULL);
+		roster_changed();
 		return NULL;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		nr_disconnects++;
@@ -535,10 +632,10 @@ static struct rdma_cm_id *on_event(struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_REJECTED:
-		logmsg("connection from %s failed: %s", peer(ev->id), rdma_event_str(ev->event));
+		logerr("connection from %s failed: %s", peer(ev->id), rdma_event_str(ev->event));
 		return c ? ev->id : NULL;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		logmsg("RDMA device removed; exiting");
+		logerr("RDMA device removed; exiting");
 		exit(1);
 	default:
 		return NULL;
@@ -589,11 +686,11 @@ static int serve(struct rdma_event_channel *ch, struct rdma_cm_id *listen_id, in
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			logmsg("poll: %s", strerror(errno));
+			logerr("poll: %s", strerror(errno));
 			return 1;
 		}
 		if (device_gone(listen_id)) {
-			logmsg("RDMA device removed; exiting");
+			logerr("RDMA device removed; exiting");
 			exit(1);
 		}
 		if (!n)
@@ -601,12 +698,18 @@ static int serve(struct rdma_event_channel *ch, struct rdma_cm_id *listen_id, in
 		if (pfd[1].revents) {
 			struct signalfd_siginfo si;
 
-			if (read(sfd, &si, sizeof(si)) == sizeof(si))
-				logmsg("signal %u: shutting down", si.ssi_signo);
+			if (read(sfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo == SIGUSR1) {
+				roster_log();
+				continue;
+			}
+			logmsg("signal %u: shutting down", si.ssi_signo);
+			memd_notify("STOPPING=1");
 			return 0;
 		}
 		if (rdma_get_cm_event(ch, &ev)) {
-			logmsg("rdma_get_cm_event: %s", strerror(errno));
+			logerr("rdma_get_cm_event: %s", strerror(errno));
 			return 1;
 		}
 		drop = on_event(ev);
@@ -765,6 +868,7 @@ static int parse_args(int argc, char **argv)
 		{ "allow", required_argument, NULL, 'a' },
 		{ "backing", required_argument, NULL, 'b' },
 		{ "format", no_argument, NULL, 'F' },
+		{ "status-file", required_argument, NULL, 'T' },
 		{ "size", required_argument, NULL, 's' },
 		{ "index", required_argument, NULL, 'i' },
 		{ "keys", required_argument, NULL, 'k' },
@@ -795,6 +899,7 @@ static int parse_args(int argc, char **argv)
 		case 'l': opt.listen = optarg; break;
 		case 'b': opt.backing = optarg; break;
 		case 'F': opt.format = true; break;
+		case 'T': opt.status_file = optarg; break;
 		case 'a':
 			if (memd_allow_parse(&opt.allow, optarg, err, sizeof(err))) {
 				fprintf(stderr, "cider-memd: bad --allow '%s': %s\n", optarg, err);
@@ -885,6 +990,7 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0)
@@ -896,11 +1002,11 @@ int main(int argc, char **argv)
 	ret = 1;
 	ch = rdma_create_event_channel();
 	if (!ch || rdma_create_id(ch, &listen_id, NULL, RDMA_PS_TCP)) {
-		logmsg("rdma_cm: %s", strerror(errno));
+		logerr("rdma_cm: %s", strerror(errno));
 		goto out;
 	}
 	if (rdma_bind_addr(listen_id, (struct sockaddr *)&ss) || rdma_listen(listen_id, 128)) {
-		logmsg("cannot listen on %s: %s", opt.listen, strerror(errno));
+		logerr("cannot listen on %s: %s", opt.listen, strerror(errno));
 		goto out;
 	}
 	logmsg("listening on %s, region %" PRIu64 " bytes%s, layout %d, %s index, %s mode, %"
@@ -908,6 +1014,9 @@ int main(int argc, char **argv)
 	       CIDER_LAYOUT_VERSION, cider_store_index_name(sb.index),
 	       cider_store_mode_name(sb.mode), sb.nr_keys);
 	logmsg("admitting %s", opt.allow.set ? opt.allow_text : "this host only (loopback)");
+	roster_changed();
+	if (memd_notify("READY=1\nSTATUS=serving its store") < 0)
+		logerr("cannot tell the service manager it is ready: %s", strerror(errno));
 	ret = serve(ch, listen_id, sfd);
 	logmsg("%lu connections served, %lu disconnected", nr_connects, nr_disconnects);
 out:
