@@ -99,6 +99,7 @@ void cider_batch_rearm(struct cider_batch *b, unsigned int nr)
 	b->ch = NULL;
 	b->keepalive = false;
 	b->heartbeat = false;
+	b->probe = false;
 	INIT_LIST_HEAD(&b->node);
 	for (i = 0; i < nr; i++) {
 		struct cider_wr *w = &b->wr[i];

@@ -258,14 +258,17 @@ static int cider_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
  * us (struct cider_mn_reject, e.g. not on its allow list), else a plain
  * -ECONNREFUSED (nobody listens, a full backlog, an older daemon).
  */
-static int cider_channel_rejected(const struct rdma_cm_event *ev)
+static int cider_channel_rejected(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
-	const struct rdma_conn_param *p = &ev->param.conn;
 	struct cider_mn_reject rej;
+	const void *data;
+	u8 len = 0;
 
-	if (!p->private_data || p->private_data_len < sizeof(rej))
+	/* Only a reject by the other side's consumer carries its words. */
+	data = rdma_consumer_reject_data(id, ev, &len);
+	if (!data || len < sizeof(rej))
 		return -ECONNREFUSED;
-	memcpy(&rej, p->private_data, sizeof(rej));
+	memcpy(&rej, data, sizeof(rej));
 	if (rej.magic != CIDER_MN_MAGIC || rej.reason != CIDER_REJECT_NOT_ALLOWED)
 		return -ECONNREFUSED;
 	return -EACCES;
@@ -293,7 +296,7 @@ static bool cider_cm_setup_event(struct cider_channel *ch, struct rdma_cm_event 
 		cider_cm_done(ch, ret);
 		return true;
 	case RDMA_CM_EVENT_REJECTED:
-		ret = cider_channel_rejected(ev);
+		ret = cider_channel_rejected(ch->cm_id, ev);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:

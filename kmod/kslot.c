@@ -437,7 +437,8 @@ static int cider_kslot_run(struct cider_kslot *ks, struct cider_kv_req *r, int f
 	int ret;
 
 	spin_lock_bh(&sh->lock);
-	ret = filled ?: cider_shard_dead(sh) ? -ENOTCONN : 0;
+	/* Its node lost meanwhile: it never ran, and the caller may retry. */
+	ret = filled ?: cider_shard_dead(sh) || cider_kvs_down(sh->kvs) ? -ENOTCONN : 0;
 	if (ret) {
 		/* It never ran: free again at once. */
 		r->ks = NULL;

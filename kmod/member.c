@@ -101,6 +101,7 @@ static int cider_member_read(struct cider_mn *mn, u64 *claim, u64 *hb)
 	if (!b)
 		return -ENOMEM;
 	cider_batch_read(b, 0, cider_member_off(mn), 16, 0);
+	b->probe = true;	/* a reconnect's check of the claim */
 	ret = cider_mn_run(mn, &mn->chans[0], b);
 	if (!ret) {
 		*claim = le64_to_cpup((__le64 *)b->buf);
@@ -175,6 +176,7 @@ static int cider_member_announce(struct cider_mn *mn)
 	memcpy(b->buf + sizeof(e.addr), le, sizeof(le));
 	cider_batch_write(b, 0, cider_member_off(mn) + offsetof(struct cider_mn_member, addr),
 			  24, 0);
+	b->probe = true;	/* a reconnect announces itself once its claim is checked */
 	ret = cider_mn_run(mn, &mn->chans[0], b);
 	cider_batch_put(b);
 	return ret;

@@ -172,6 +172,7 @@ static bool cider_mn_curable(int reason)
 	case -EHOSTUNREACH:
 	case -ENETUNREACH:
 	case -ENETDOWN:
+	case -EADDRNOTAVAIL:	/* the address went with the link, for now */
 		return true;
 	default:
 		return false;
@@ -207,6 +208,8 @@ static enum cider_mn_loss cider_mn_lose(struct cider_mn *mn, int reason)
 		WRITE_ONCE(mn->lost_reason, reason);
 		WRITE_ONCE(mn->last_reason, reason);
 		WRITE_ONCE(mn->lost_at, jiffies);
+		WRITE_ONCE(mn->verified, false);
+		mn->losses++;
 		loss = CIDER_MN_LOSS_RECONNECT;
 	} else if (mn->state == CIDER_MN_STATE_RECONNECTING && curable) {
 		loss = CIDER_MN_LOSS_ABSORBED;
@@ -233,7 +236,8 @@ void cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
 	int ret;
 
 	rcu_read_lock();
-	if (likely(READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE)) {
+	if (likely(READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE &&
+		   (READ_ONCE(mn->verified) || b->probe))) {
 		if (!ch)
 			ch = cider_mn_channel(mn);
 		ret = cider_batch_map(b, ch, mn->base, mn->rkey);
@@ -356,6 +360,9 @@ static void cider_mn_watchdog(struct work_struct *work)
 	unsigned long idle = msecs_to_jiffies(READ_ONCE(cider_keepalive_ms));
 	unsigned int i;
 
+	/* One scheduled just before a loss: the recovery owns the channels now. */
+	if (READ_ONCE(mn->state) != CIDER_MN_STATE_LIVE)
+		return;
 	for (i = 0; i < mn->nr_chans; i++) {
 		if (cider_channel_overdue(&mn->chans[i])) {
 			cider_mn_lost(mn, -ETIMEDOUT);
@@ -473,6 +480,8 @@ static struct cider_mn *cider_mn_alloc(const struct cider_attach *at)
 	spin_lock_init(&mn->state_lock);
 	mn->state = CIDER_MN_STATE_ATTACHING;
 	mutex_init(&mn->res_lock);
+	mutex_init(&mn->user_lock);
+	mn->verified = true;	/* an attach probes before it lists the node */
 	INIT_WORK(&mn->kill_work, cider_mn_kill_work);
 	INIT_WORK(&mn->recover_work, cider_mn_recover_work);
 	INIT_DELAYED_WORK(&mn->reconnect_work, cider_mn_reconnect_work);
@@ -506,7 +515,8 @@ static int cider_mn_start_connect(struct cider_mn *mn, unsigned long timeout_ms)
 
 	mutex_lock(&mn->res_lock);
 	for (i = 0; i < mn->nr_chans && !ret; i++) {
-		if (READ_ONCE(mn->state) == CIDER_MN_STATE_STOPPED)
+		if (READ_ONCE(mn->state) != CIDER_MN_STATE_ATTACHING &&
+		    READ_ONCE(mn->state) != CIDER_MN_STATE_RECONNECTING)
 			ret = READ_ONCE(mn->dead_reason) ?: -ENODEV;
 		else
 			ret = cider_channel_connect(&mn->chans[i], (struct sockaddr *)&mn->addr,
@@ -621,6 +631,7 @@ static int cider_mn_read_sb(struct cider_mn *mn, struct cider_mn_sb *sb)
 	if (!b)
 		return -ENOMEM;
 	cider_batch_read(b, 0, 0, sizeof(*sb), 0);
+	b->probe = true;	/* a reconnect's check of the store */
 	ret = cider_mn_run(mn, &mn->chans[0], b);
 	if (!ret)
 		memcpy(sb, b->buf, sizeof(*sb));
@@ -744,9 +755,11 @@ static int cider_mn_bring_up(struct cider_mn *mn, unsigned long timeout)
 }
 
 /*
- * Free every channel's connection and make it ready to connect again,
- * unless the node stopped reconnecting meanwhile (given up, torn down):
- * then its channels are the kill's or the teardown's.
+ * Free every channel's connection and, while the node reconnects, make
+ * it ready to connect again; returns whether it still reconnects.  A
+ * node that went DEAD meanwhile loses its connections now too (a device
+ * going away waits for its CM ids, which a detach might destroy only much
+ * later); one torn down (STOPPED) is the teardown's.
  */
 static bool cider_mn_drop_links(struct cider_mn *mn)
 {
@@ -755,9 +768,10 @@ static bool cider_mn_drop_links(struct cider_mn *mn)
 
 	mutex_lock(&mn->res_lock);
 	mine = cider_mn_reconnecting(mn);
-	for (i = 0; mine && i < mn->nr_chans; i++) {
+	for (i = 0; READ_ONCE(mn->state) != CIDER_MN_STATE_STOPPED && i < mn->nr_chans; i++) {
 		cider_channel_destroy(&mn->chans[i]);
-		cider_channel_reset(&mn->chans[i]);
+		if (mine)
+			cider_channel_reset(&mn->chans[i]);
 	}
 	mutex_unlock(&mn->res_lock);
 	return mine;
@@ -803,8 +817,10 @@ static void cider_mn_recover_work(struct work_struct *work)
 	for (i = 0; i < mn->nr_chans; i++)
 		cider_channel_kill(&mn->chans[i], reason);
 	mutex_unlock(&mn->res_lock);
+	mutex_lock(&mn->user_lock);
 	if (cider_mn_client)
 		cider_mn_client->quiesce(mn, reason);
+	mutex_unlock(&mn->user_lock);
 	if (cider_mn_drop_links(mn))
 		cider_mn_reconnect_later(mn);
 }
@@ -837,10 +853,14 @@ static int cider_mn_same_node(struct cider_mn *mn)
 		return 0;
 	if (!(mn->sb.flags & CIDER_SB_F_STORE_ID))
 		return -ESTALE;
-	/* Not LIVE: no submitter maps a batch with them now. */
+	/*
+	 * Not LIVE: no submitter maps a batch with them now.  Until its
+	 * superblock is checked, a later attempt checks it too (moved).
+	 */
 	mn->base = h->addr;
 	mn->rkey = h->rkey;
-	return 1;
+	mn->moved = true;
+	return 0;
 }
 
 /*
@@ -858,27 +878,75 @@ static int cider_mn_same_store(struct cider_mn *mn)
 	if (!ret && (cider_store_check(sb, mn->size) || sb->store_id != mn->sb.store_id))
 		ret = -ESTALE;
 	if (!ret)
+		mn->moved = false;
+	if (!ret)
 		pr_info("mn%u: %pISpc serves the same store again (store id %016llx, start %llu)\n",
 			mn->id, &mn->addr, sb->store_id, sb->serves);
 	kfree(sb);
 	return ret;
 }
 
-/* Connect, check, go LIVE, check the membership, and give the store back. */
+/*
+ * A channel that failed after its connect reported success (a disconnect
+ * right after ESTABLISHED) was absorbed while the node reconnected: LIVE
+ * now, the node is lost again for it.  Returns whether all are up.
+ */
+static bool cider_mn_chans_up(struct cider_mn *mn)
+{
+	unsigned int i;
+
+	for (i = 0; i < mn->nr_chans; i++) {
+		if (!cider_channel_ready(&mn->chans[i])) {
+			cider_mn_lost(mn, READ_ONCE(mn->chans[i].reason) ?: -ENOTCONN);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * The node checked (its store, its member claim) since loss @gen, and
+ * nothing lost it again: it is verified, and the store goes on.  Under
+ * user_lock, so that a quiesce of a later loss always comes after.
+ */
+static bool cider_mn_resume(struct cider_mn *mn, u32 gen)
+{
+	unsigned long flags;
+	bool ok;
+
+	mutex_lock(&mn->user_lock);
+	spin_lock_irqsave(&mn->state_lock, flags);
+	ok = mn->state == CIDER_MN_STATE_LIVE && mn->losses == gen;
+	if (ok)
+		WRITE_ONCE(mn->verified, true);
+	spin_unlock_irqrestore(&mn->state_lock, flags);
+	if (ok && cider_mn_client)
+		cider_mn_client->resume(mn);
+	mutex_unlock(&mn->user_lock);
+	return ok;
+}
+
+/*
+ * Connect, check, go LIVE, check the store and the membership with probe
+ * batches (nothing else is posted until then: cider_mn_submit()), and
+ * give the store back.
+ */
 static int cider_mn_reconnect(struct cider_mn *mn)
 {
-	bool moved;
+	u32 gen = READ_ONCE(mn->losses);
 	int ret;
 
 	ret = cider_mn_connect_chans(mn, CIDER_ATTACH_TIMEOUT_MS);
 	ret = ret ?: cider_mn_same_node(mn);
-	if (ret < 0)
+	if (ret)
 		return ret;
-	moved = ret;
 	if (!cider_mn_set_state(mn, CIDER_MN_STATE_LIVE, 0))
 		return -ENOTCONN;	/* given up or torn down meanwhile */
+	/* The watchdog bounds the probes; heartbeats wait for the check. */
 	schedule_delayed_work(&mn->watchdog, HZ / 4);
-	ret = moved ? cider_mn_same_store(mn) : 0;
+	if (!cider_mn_chans_up(mn))
+		return 0;
+	ret = mn->moved ? cider_mn_same_store(mn) : 0;
 	ret = ret ?: cider_member_rejoin(mn);
 	if (ret) {
 		/* Lost again (then reconnecting again), or refused for good. */
@@ -887,8 +955,8 @@ static int cider_mn_reconnect(struct cider_mn *mn)
 		cider_mn_lost(mn, ret);
 		return 0;
 	}
-	if (cider_mn_client)
-		cider_mn_client->resume(mn);
+	if (!cider_mn_resume(mn, gen))
+		return 0;	/* lost again meanwhile: its recovery goes on */
 	WRITE_ONCE(mn->reconnects, mn->reconnects + 1);
 	pr_info("mn%u: %pISpc reconnected after %u ms (attempt %u)\n", mn->id, &mn->addr,
 		jiffies_to_msecs(jiffies - mn->lost_at), mn->reconnect_attempts);

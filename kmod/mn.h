@@ -40,6 +40,15 @@ struct cider_mn {
 	unsigned long lost_at;		/* jiffies: it was last lost */
 	u32 reconnects;			/* times it came back */
 	u32 reconnect_attempts;		/* connects tried while it was lost */
+	/*
+	 * Its region and member claim are known to be this node's: false
+	 * from a loss until a reconnect has checked them, and meanwhile only
+	 * probe batches are posted (cider_mn_submit()).  Under state_lock.
+	 */
+	bool verified;
+	bool moved;			/* its region moved: the store is to be checked */
+	u32 losses;			/* entries into RECONNECTING, under state_lock */
+	struct mutex user_lock;		/* the client's quiesce and resume, in order */
 	struct ib_device *ibdev;	/* set once connected */
 	char ibdev_name[IB_DEVICE_NAME_MAX];
 	struct cider_mn_sb sb;		/* as read at attach (core/store.h) */

@@ -144,6 +144,7 @@ struct cider_batch {
 	void (*release)(struct cider_batch *b);
 	void *priv;		/* the owner's */
 	bool keepalive;		/* a liveness READ (counted apart) */
+	bool probe;		/* checks a node not yet verified (mn.h: verified) */
 	bool heartbeat;		/* a membership heartbeat (counted apart) */
 	struct completion done;	/* for synchronous waiters */
 	void *buf;
