@@ -180,9 +180,12 @@ struct cider_detach {
 /*
  * Lost, connecting again (CIDER_FEAT_RECONNECT): the operations it was
  * running ended (ENOTCONN, ECOMM, ETIMEDOUT); new ones wait for it, up
- * to the module's op_timeout_ms, then fail with ENOTCONN.  It turns LIVE
- * again, or DEAD once loss_timeout_ms has passed or the node it reaches
- * is not the one it attached (a restarted memory node: ESTALE).
+ * to the module's op_timeout_ms, then fail with ENOTCONN; raw operations
+ * fail at once.  It turns LIVE again (a memory node restarted on its
+ * backing file serves the same store), or DEAD once loss_timeout_ms has
+ * passed or when the node it reaches does not hold the store it attached
+ * (a memory node restarted without one: ESTALE), refuses it (EACCES), or
+ * gave its cn_id to another compute node (EADDRINUSE).
  */
 #define CIDER_MN_RECONNECTING	3
 
