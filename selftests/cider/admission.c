@@ -186,21 +186,6 @@ TEST_F_TIMEOUT(admission, a_node_refused_on_reconnect_is_given_up, 90)
 	EXPECT_LE(1, memd_log_count(&self->memd, "refused cn 3 from"));
 }
 
-/* Lines of @path that contain @what, or -1 without the file. */
-static int file_count(const char *path, const char *what)
-{
-	FILE *f = fopen(path, "r");
-	char line[512];
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, what) != NULL;
-	fclose(f);
-	return n;
-}
-
 /* Poll until @path has @n lines with @what, for up to 10 s: 0 or -1. */
 static int file_wait(const char *path, const char *what, int n)
 {

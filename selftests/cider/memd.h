@@ -55,10 +55,10 @@ static inline int memd_wait_log(const struct memd *m, const char *what, double s
 }
 
 /* What the daemon said, as TAP comments (its log is in the guest's /tmp). */
-/* Lines of @m's log that contain @what, or -1 without a log. */
-static inline int memd_log_count(const struct memd *m, const char *what)
+/* Lines of the file at @path that contain @what, or -1 without the file. */
+static inline int file_count(const char *path, const char *what)
 {
-	FILE *f = fopen(m->log, "r");
+	FILE *f = fopen(path, "r");
 	char line[512];
 	int n = 0;
 
@@ -68,6 +68,12 @@ static inline int memd_log_count(const struct memd *m, const char *what)
 		n += strstr(line, what) != NULL;
 	fclose(f);
 	return n;
+}
+
+/* Lines of @m's log that contain @what, or -1 without a log. */
+static inline int memd_log_count(const struct memd *m, const char *what)
+{
+	return file_count(m->log, what);
 }
 
 static inline void memd_print_log(const struct memd *m)
