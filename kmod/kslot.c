@@ -328,12 +328,15 @@ static bool cider_kslot_revive(struct cider_shard *sh, struct cider_kslot *ks)
 /* A slot, claimed for @r (FILLING): 1, 0 none free, -ENOTCONN store dead. */
 static int cider_shard_claim(struct cider_shard *sh, struct cider_kv_req *r)
 {
-	int dead = 0;
 	unsigned int i;
+	bool down;
+	int dead;
 
 	spin_lock_bh(&sh->lock);
 	dead = cider_shard_dead(sh);
-	for (i = 0; !dead && !cider_kvs_down(sh->kvs) && i < sh->kvs->nr_slots; i++) {
+	/* Its node reconnects: no slot now (cider_shard_claim_wait() waits). */
+	down = cider_kvs_down(sh->kvs);
+	for (i = 0; !dead && !down && i < sh->kvs->nr_slots; i++) {
 		struct cider_kslot *ks = &sh->slots[i];
 
 		if (ks->state != CIDER_KSLOT_FREE && ks->state != CIDER_KSLOT_DEAD)
