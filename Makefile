@@ -19,8 +19,8 @@ CPPFLAGS := -Iuapi -Ilib
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/linux/cider.h
-LIB_SRC := lib/cider.c lib/cider-kv.c
-LIB_HDR := lib/cider.h uapi/linux/cider.h
+LIB_SRC := lib/cider.c lib/cider-kv.c lib/keyfile.c
+LIB_HDR := lib/cider.h lib/keyfile.h uapi/linux/cider.h
 SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop selftests/cider/member selftests/cider/peer selftests/cider/kv \
 	selftests/cider/kvhash selftests/cider/cancel selftests/cider/kvbound selftests/cider/reconnect selftests/cider/admission
 # Run only under the debug kernel (they need its fault injection).
@@ -35,7 +35,7 @@ CORE_HDR := $(wildcard kmod/core/*.h)
 SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
 HOST_TESTS := lib/test_libcider $(CORE_TESTS) tools/cider-sim/tests/test_lincheck \
-	tools/cider-memd/tests/test_allow
+	tools/cider-memd/tests/test_allow tools/cider-memd/tests/test_key
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san tools/vm/cider-hub tools/vm/cluster-clock
 
@@ -109,7 +109,8 @@ lib/libcider.a: $(LIB_SRC) $(LIB_HDR) lib/cider-uring.c lib/cider-uring.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider.o lib/cider.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-kv.o lib/cider-kv.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-uring.o lib/cider-uring.c
-	ar rcs $@ lib/cider.o lib/cider-kv.o lib/cider-uring.o
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/keyfile.o lib/keyfile.c
+	ar rcs $@ lib/cider.o lib/cider-kv.o lib/cider-uring.o lib/keyfile.o
 
 tools/vm/cider-hub: tools/vm/cider-hub.c
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
@@ -121,10 +122,18 @@ tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a
 
 MEMD_SRC := tools/cider-memd/cider-memd.c tools/cider-memd/allow.c tools/cider-memd/backing.c \
-	tools/cider-memd/notify.c kmod/core/store.c kmod/core/block.c
+	tools/cider-memd/notify.c tools/cider-memd/key.c lib/keyfile.c kmod/core/store.c \
+	kmod/core/block.c kmod/core/keyproof.c
 tools/cider-memd/cider-memd: $(MEMD_SRC) tools/cider-memd/allow.h tools/cider-memd/backing.h \
-			     tools/cider-memd/notify.h $(CORE_HDR)
-	$(CC) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs
+			     tools/cider-memd/notify.h tools/cider-memd/key.h lib/keyfile.h $(CORE_HDR)
+	$(CC) -Ikmod/core $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs -lcrypto
+
+# The key proof's check and the key file, alone, under the sanitizers.
+tools/cider-memd/tests/test_key: tools/cider-memd/tests/test_key.c tools/cider-memd/key.c \
+				 tools/cider-memd/key.h lib/keyfile.c lib/keyfile.h \
+				 kmod/core/keyproof.c $(CORE_HDR) $(LT)/.done
+	$(CC) -Itools/cider-memd -Ikmod/core $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) \
+		$(SAN) -o $@ $< tools/cider-memd/key.c lib/keyfile.c kmod/core/keyproof.c -lcrypto
 
 # The allow list, alone, under the sanitizers.
 tools/cider-memd/tests/test_allow: tools/cider-memd/tests/test_allow.c tools/cider-memd/allow.c \

@@ -13,6 +13,7 @@
 #include "cider.h"
 #include "cider_trace.h"
 #include "fault.h"
+#include "keyproof.h"
 #include "params.h"
 #include "transport.h"
 
@@ -197,22 +198,52 @@ static int cider_channel_create_ib(struct cider_channel *ch)
 static int cider_channel_route_resolved(struct cider_channel *ch)
 {
 	struct ib_device_attr *attrs = &ch->dev->attrs;
-	struct cider_cn_hello hello = {
+	struct {
+		struct cider_cn_hello hello;
+		struct cider_cn_proof proof;
+	} req = { .hello = {
 		.magic = CIDER_CN_MAGIC,
 		.cn_id = ch->cn_id,
 		.channel = ch->index,
-	};
+	} };
 	struct rdma_conn_param param = {
-		.private_data = &hello,
-		.private_data_len = sizeof(hello),
+		.private_data = &req,
+		.private_data_len = ch->key ? sizeof(req) : sizeof(req.hello),
 		/* READs and atomics need both sides' RDMA-read resources. */
 		.initiator_depth = min_t(int, attrs->max_qp_init_rd_atom, U8_MAX),
 		.responder_resources = min_t(int, attrs->max_qp_rd_atom, U8_MAX),
 		.retry_count = 7,
 		.rnr_retry_count = 7,
 	};
+	int ret;
 
+	if (ch->key) {
+		ret = cider_key_prove(ch->key, &req.hello,
+				      (struct sockaddr *)&ch->cm_id->route.addr.src_addr,
+				      &ch->proof);
+		if (ret)
+			return ret;
+		req.proof = ch->proof;
+	}
 	return rdma_connect_locked(ch->cm_id, &param);
+}
+
+/*
+ * With a key, the accept must carry the node's proof after its hello
+ * (core/keyproof.h).  An IB CM REP's private data comes padded with
+ * zeros, so a node without a key fails the check like a wrong one.
+ */
+static int cider_channel_check_proof(struct cider_channel *ch,
+				     const struct rdma_conn_param *p)
+{
+	struct cider_mn_proof mp;
+
+	if (!ch->key)
+		return 0;
+	if (p->private_data_len < sizeof(ch->hello) + sizeof(mp))
+		return -ENOKEY;
+	memcpy(&mp, (const u8 *)p->private_data + sizeof(ch->hello), sizeof(mp));
+	return cider_key_check(ch->key, &ch->proof, &ch->hello, &mp);
 }
 
 static int cider_channel_established(struct cider_channel *ch,
@@ -220,6 +251,7 @@ static int cider_channel_established(struct cider_channel *ch,
 {
 	const struct rdma_conn_param *p = &ev->param.conn;
 	bool live;
+	int ret;
 
 	if (!p->private_data || p->private_data_len < sizeof(ch->hello))
 		return -EPROTO;
@@ -227,6 +259,13 @@ static int cider_channel_established(struct cider_channel *ch,
 	if (ch->hello.magic != CIDER_MN_MAGIC ||
 	    ch->hello.layout_version != CIDER_LAYOUT_VERSION)
 		return -EPROTO;
+	ret = cider_channel_check_proof(ch, p);
+	if (ret) {
+		if (ch->index == 0)
+			pr_warn("%s: the memory node did not prove it holds the store's key\n",
+				ch->name);
+		return ret;
+	}
 	ch->hello.size += cider_fault_hello_size_delta();
 	spin_lock_bh(&ch->lock);
 	live = cider_channel_set_state(ch, CIDER_CHAN_LIVE, 0);
@@ -254,9 +293,10 @@ static void cider_cm_unexpected(struct cider_channel *ch, const struct rdma_cm_e
 static int cider_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
 /*
- * Why the memory node refused us: -EACCES when it said it does not admit
- * us (struct cider_mn_reject, e.g. not on its allow list), else a plain
- * -ECONNREFUSED (nobody listens, a full backlog, an older daemon).
+ * Why the memory node refused us when it said why (struct cider_mn_reject):
+ * -EACCES not on its allow list, -EKEYREJECTED no or a wrong key proof,
+ * -EKEYEXPIRED a proof out of its window; else a plain -ECONNREFUSED
+ * (nobody listens, a full backlog, an older daemon).
  */
 static int cider_channel_rejected(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
@@ -269,9 +309,18 @@ static int cider_channel_rejected(struct rdma_cm_id *id, struct rdma_cm_event *e
 	if (!data || len < sizeof(rej))
 		return -ECONNREFUSED;
 	memcpy(&rej, data, sizeof(rej));
-	if (rej.magic != CIDER_MN_MAGIC || rej.reason != CIDER_REJECT_NOT_ALLOWED)
+	if (rej.magic != CIDER_MN_MAGIC)
 		return -ECONNREFUSED;
-	return -EACCES;
+	switch (rej.reason) {
+	case CIDER_REJECT_NOT_ALLOWED:
+		return -EACCES;
+	case CIDER_REJECT_BAD_KEY:
+		return -EKEYREJECTED;
+	case CIDER_REJECT_STALE_PROOF:
+		return -EKEYEXPIRED;
+	default:
+		return -ECONNREFUSED;
+	}
 }
 
 /* The events of connection set-up; false for any other. */

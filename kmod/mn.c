@@ -24,6 +24,7 @@
 #include "core/store.h"
 #include "debugfs.h"
 #include "fault.h"
+#include "keyproof.h"
 #include "mn.h"
 #include "params.h"
 
@@ -400,6 +401,11 @@ static void cider_mn_teardown(struct cider_mn *mn, int reason)
 		cider_channel_destroy(&mn->chans[i]);
 	cider_member_release(mn);
 	cider_channel_destroy(&mn->chans[0]);
+	/* No channel connects again: the key goes (a second teardown finds none). */
+	for (i = 0; i < mn->nr_chans; i++)
+		mn->chans[i].key = NULL;
+	cider_key_free(mn->key);
+	mn->key = NULL;
 	mutex_unlock(&mn->res_lock);
 	/*
 	 * After the destroy, which ends a reconnect's wait for its connects:
@@ -459,7 +465,8 @@ static void cider_mn_set_addr(struct cider_mn *mn, const struct cider_attach *at
 static void cider_mn_recover_work(struct work_struct *work);
 static void cider_mn_reconnect_work(struct work_struct *work);
 
-static struct cider_mn *cider_mn_alloc(const struct cider_attach *at)
+static struct cider_mn *cider_mn_alloc(const struct cider_attach *at,
+				       struct crypto_shash *key)
 {
 	struct cider_mn *mn;
 	unsigned int n;
@@ -487,6 +494,7 @@ static struct cider_mn *cider_mn_alloc(const struct cider_attach *at)
 	INIT_DELAYED_WORK(&mn->reconnect_work, cider_mn_reconnect_work);
 	INIT_DELAYED_WORK(&mn->watchdog, cider_mn_watchdog);
 	cider_mn_set_addr(mn, at);
+	mn->key = key;
 	return mn;
 }
 
@@ -497,9 +505,11 @@ static void cider_mn_init_chans(struct cider_mn *mn)
 	unsigned int i;
 
 	snprintf(name, sizeof(name), "mn%u", mn->id);
-	for (i = 0; i < mn->nr_chans; i++)
+	for (i = 0; i < mn->nr_chans; i++) {
 		cider_channel_init(&mn->chans[i], &cider_mn_chan_ops, mn, name,
 				   mn->cn_id, i);
+		mn->chans[i].key = mn->key;
+	}
 }
 
 /*
@@ -993,24 +1003,29 @@ static void cider_mn_reconnect_work(struct work_struct *work)
 }
 
 /*
- * Attach the node @at names (validated by the caller): 0 with its id,
- * channels and region size in @at, listed; or -errno, nothing left.
+ * Attach the node @at names (validated by the caller), proving @key, the
+ * store's (or NULL), on every connect: 0 with its id, channels and
+ * region size in @at, listed; or -errno, nothing left.  The node owns
+ * @key from here on, on failure too.
  */
-int cider_mn_attach(struct cider_attach *at)
+int cider_mn_attach(struct cider_attach *at, struct crypto_shash *key)
 {
 	unsigned long timeout = at->timeout_ms ?: CIDER_ATTACH_TIMEOUT_MS;
 	struct cider_mn *mn;
 	int ret;
 
-	mn = cider_mn_alloc(at);
-	if (!mn)
+	mn = cider_mn_alloc(at, key);
+	if (!mn) {
+		cider_key_free(key);
 		return -ENOMEM;
+	}
 	/*
 	 * In the array from now on, so that device removal finds it, but
 	 * not listed: lookups, MN_INFO and detach see nothing yet.
 	 */
 	ret = xa_alloc(&cider_mns, &mn->id, mn, xa_limit_31b, GFP_KERNEL);
 	if (ret) {
+		cider_key_free(key);
 		kfree(mn->chan_of_cpu);
 		kfree(mn);
 		return ret;

@@ -58,6 +58,11 @@ struct cider_mn {
 	u64 size;
 	u32 rkey;
 	/*
+	 * The store's key (keyproof.h) or NULL: every connect proves it,
+	 * until the teardown frees it.
+	 */
+	struct crypto_shash *key;
+	/*
 	 * Channel resources (CM ids and what hangs off them) are created
 	 * and destroyed under res_lock.  Submitters take no lock: they
 	 * check for LIVE under rcu_read_lock(), and the teardown leaves
@@ -154,7 +159,7 @@ void cider_mn_device_removed(struct ib_device *ibdev);
 void cider_mn_exit(void);
 
 /* The node operations behind the ioctls (mnctl.c parses those). */
-int cider_mn_attach(struct cider_attach *at);
+int cider_mn_attach(struct cider_attach *at, struct crypto_shash *key);
 int cider_mn_detach(u32 id);
 int cider_mn_describe(unsigned long id, void (*describe)(const struct cider_mn *mn, void *arg),
 		      void *arg);

@@ -13,17 +13,21 @@
 
 #include "cider.h"
 #include "core/store.h"
+#include "keyproof.h"
 #include "mn.h"
 #include "uargs.h"
 #include "vocab.h"
 
 static int cider_attach_check(const struct cider_attach *at)
 {
-	if (at->flags || at->reserved0 ||
+	if (at->flags || at->reserved0 || at->reserved1 ||
 	    memchr_inv(at->reserved, 0, sizeof(at->reserved)))
 		return -EINVAL;
 	if (at->cn_id > CIDER_MAX_CN_ID || !at->port ||
 	    at->timeout_ms > CIDER_ATTACH_MAX_TIMEOUT_MS)
+		return -EINVAL;
+	if (at->key ? at->key_len < CIDER_KEY_MIN_LEN || at->key_len > CIDER_KEY_MAX_LEN :
+		      at->key_len)
 		return -EINVAL;
 	if (at->family == AF_INET)
 		return memchr_inv(at->addr + 4, 0, 12) ? -EINVAL : 0;
@@ -32,6 +36,7 @@ static int cider_attach_check(const struct cider_attach *at)
 
 long cider_ioctl_attach(void __user *uarg, unsigned int cmd)
 {
+	struct crypto_shash *key = NULL;
 	struct cider_attach at;
 	int ret;
 
@@ -41,7 +46,12 @@ long cider_ioctl_attach(void __user *uarg, unsigned int cmd)
 	ret = ret ?: cider_attach_check(&at);
 	if (ret)
 		return ret;
-	ret = cider_mn_attach(&at);
+	if (at.key) {
+		key = cider_key_new(u64_to_user_ptr(at.key), at.key_len);
+		if (IS_ERR(key))
+			return PTR_ERR(key);
+	}
+	ret = cider_mn_attach(&at, key);
 	if (!ret)	/* a fault leaves it attached: the node shows in MN_INFO */
 		ret = cider_uargs_out(uarg, &at, sizeof(at), cmd);
 	return ret;

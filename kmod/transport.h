@@ -34,6 +34,7 @@
 
 struct cider_batch;
 struct cider_channel;
+struct crypto_shash;
 
 /*
  * The one-sided operations of the data path.  Not "verb": the protocol
@@ -94,6 +95,9 @@ struct cider_channel {
 	int cm_status;
 	bool cm_reported;	/* CM handler (handler_mutex), then destroy */
 	struct cider_mn_hello hello;
+	/* The store's key (keyproof.h), the owner's, or NULL: no proof. */
+	struct crypto_shash *key;
+	struct cider_cn_proof proof;	/* the last connect's, to check the accept's */
 
 	/* Taken with _bh everywhere: completions run in softirq. */
 	spinlock_t lock;	/* everything below */

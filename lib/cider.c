@@ -58,7 +58,7 @@ unsigned long long cider_features(const struct cider_info *info)
 }
 
 static const char *const cider_feature_names[] = {
-	"ext-args", "raw", "kv-array", "kv-hash", "kv-uring", "members", "reconnect",
+	"ext-args", "raw", "kv-array", "kv-hash", "kv-uring", "members", "reconnect", "key",
 };
 
 const char *cider_feature_name(unsigned int bit)
@@ -103,8 +103,8 @@ void cider_format_addr(unsigned int family, const __u8 addr[16], unsigned int po
 	snprintf(buf, len, family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port);
 }
 
-int cider_attach(int fd, const char *addr, unsigned int cn_id,
-		 unsigned int timeout_ms, struct cider_attach *out)
+int cider_attach_key(int fd, const char *addr, unsigned int cn_id, unsigned int timeout_ms,
+		     const void *key, size_t key_len, struct cider_attach *out)
 {
 	struct cider_attach at;
 	int ret;
@@ -116,11 +116,23 @@ int cider_attach(int fd, const char *addr, unsigned int cn_id,
 		return ret;
 	at.cn_id = cn_id;
 	at.timeout_ms = timeout_ms;
+	at.key = (__u64)(uintptr_t)key;
+	at.key_len = (__u32)key_len;
+	if (key && key_len > UINT32_MAX)
+		return -EINVAL;
 	if (ioctl(fd, CIDER_IOC_ATTACH, &at) < 0)
 		return -errno;
-	if (out)
+	if (out) {
 		*out = at;
+		out->key = 0;	/* the caller's buffer, not the module's */
+	}
 	return 0;
+}
+
+int cider_attach(int fd, const char *addr, unsigned int cn_id,
+		 unsigned int timeout_ms, struct cider_attach *out)
+{
+	return cider_attach_key(fd, addr, cn_id, timeout_ms, NULL, 0, out);
 }
 
 int cider_detach(int fd, unsigned int mn_id)

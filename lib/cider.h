@@ -42,6 +42,13 @@ int cider_parse_addr(const char *s, struct cider_attach *at);
 /* Attach to the memory node at "ADDR:PORT" as compute node @cn_id. */
 int cider_attach(int fd, const char *addr, unsigned int cn_id,
 		 unsigned int timeout_ms, struct cider_attach *out);
+/*
+ * The same, proving the store's shared key (@key_len bytes at @key, as
+ * cider_key_load() reads a key file, keyfile.h) on every connect; needs
+ * CIDER_FEAT_KEY.  The key is the caller's to wipe afterwards.
+ */
+int cider_attach_key(int fd, const char *addr, unsigned int cn_id, unsigned int timeout_ms,
+		     const void *key, size_t key_len, struct cider_attach *out);
 int cider_detach(int fd, unsigned int mn_id);
 
 /* The attached memory node with the lowest id >= @mn_id; -ENOENT at the end. */

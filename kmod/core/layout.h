@@ -124,11 +124,23 @@ struct cider_mn_hello {
 };
 
 /*
+ * What follows the MN's hello in its accept when the node has a key
+ * (keyproof.h): its MAC over the CN's MAC and the hello.  Within the 196
+ * bytes an IB CM REP carries.
+ */
+#define CIDER_MAC_LEN		16	/* HMAC-SHA256, its first 16 bytes */
+struct cider_mn_proof {
+	u8 mac[CIDER_MAC_LEN];
+};
+
+/*
  * The private data of the MN's reject, when it refuses a CN on purpose
  * (another reject, or none, is a plain refusal): why, so that the CN can
  * say it.  Within the 148 bytes an IB CM REJ carries.
  */
 #define CIDER_REJECT_NOT_ALLOWED	1	/* its address is not on the allow list */
+#define CIDER_REJECT_BAD_KEY		2	/* no proof of the store's key, or a wrong one */
+#define CIDER_REJECT_STALE_PROOF	3	/* a proof out of the window: clocks apart */
 struct cider_mn_reject {
 	u64 magic;		/* CIDER_MN_MAGIC */
 	u32 reason;		/* CIDER_REJECT_* */
@@ -141,6 +153,16 @@ struct cider_cn_hello {
 	u64 magic;
 	u32 cn_id;
 	u32 channel;
+};
+
+/*
+ * What follows the CN's hello when it has the store's key (keyproof.h).
+ * Hello and proof, 48 bytes, fit the 56 a connect request carries.
+ */
+struct cider_cn_proof {
+	u64 time_ns;		/* the CN's CLOCK_REALTIME */
+	u64 nonce;		/* random: no two proofs alike */
+	u8 mac[CIDER_MAC_LEN];
 };
 
 #endif

@@ -930,10 +930,30 @@ TEST_F(mn, attach_refuses_bad_requests)
 	EXPECT_EQ(-1, ioctl(self->fd, CIDER_IOC_ATTACH, &at));
 	EXPECT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, cider_parse_addr(self->memd.addr, &at));
-	at.reserved[3] = 1;
+	at.reserved[1] = 1;
 	EXPECT_EQ(-1, ioctl(self->fd, CIDER_IOC_ATTACH, &at));
 	EXPECT_EQ(EINVAL, errno);
-	at.reserved[3] = 0;
+	at.reserved[1] = 0;
+	at.reserved1 = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, CIDER_IOC_ATTACH, &at));
+	EXPECT_EQ(EINVAL, errno);
+	at.reserved1 = 0;
+	at.key_len = CIDER_KEY_MIN_LEN;			/* a length without a key */
+	EXPECT_EQ(-1, ioctl(self->fd, CIDER_IOC_ATTACH, &at));
+	EXPECT_EQ(EINVAL, errno);
+	at.key = (__u64)(uintptr_t)&at;
+	at.key_len = CIDER_KEY_MIN_LEN - 1;		/* too short a key */
+	EXPECT_EQ(-1, ioctl(self->fd, CIDER_IOC_ATTACH, &at));
+	EXPECT_EQ(EINVAL, errno);
+	at.key_len = CIDER_KEY_MAX_LEN + 1;		/* too long */
+	EXPECT_EQ(-1, ioctl(self->fd, CIDER_IOC_ATTACH, &at));
+	EXPECT_EQ(EINVAL, errno);
+	at.key = 8;					/* unmapped */
+	at.key_len = CIDER_KEY_MIN_LEN;
+	EXPECT_EQ(-1, ioctl(self->fd, CIDER_IOC_ATTACH, &at));
+	EXPECT_EQ(EFAULT, errno);
+	at.key = 0;
+	at.key_len = 0;
 	at.timeout_ms = CIDER_ATTACH_MAX_TIMEOUT_MS + 1;
 	EXPECT_EQ(-1, ioctl(self->fd, CIDER_IOC_ATTACH, &at));
 	EXPECT_EQ(EINVAL, errno);

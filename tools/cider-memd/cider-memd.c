@@ -30,6 +30,8 @@
 #include "store.h"
 #include "lockqueue.h"
 #include "allow.h"
+#include "key.h"
+#include "keyfile.h"
 #include "backing.h"
 #include "notify.h"
 
@@ -58,6 +60,7 @@ static struct {
 	const char *backing;		/* the region's file, or NULL: anonymous */
 	bool format;			/* format the backing file's store anew */
 	const char *status_file;	/* who is attached, rewritten on each change */
+	const char *key_file;		/* the store's shared key, or NULL */
 	char allow_text[256];		/* as given, for the log */
 	uint64_t size;
 	struct cider_store_params store;	/* region_size filled in last */
@@ -69,6 +72,7 @@ static struct {
 	.store = { .index = CIDER_SB_INDEX_HASH, .mode = CIDER_SB_MODE_CIDER },
 };
 static struct cider_mn_sb sb;	/* as formatted */
+static struct memd_key key;	/* --key-file's: what compute nodes must prove */
 
 static void *region;
 static bool region_huge;
@@ -142,7 +146,8 @@ static void usage(FILE *f)
 "    cider-memd - CIDER memory node: a passive region served over RDMA\n"
 "\n"
 "SYNOPSIS\n"
-"    cider-memd --listen ADDR:PORT [--allow LIST] [--backing PATH [--format]]\n"
+"    cider-memd --listen ADDR:PORT [--allow LIST] [--key-file FILE]\n"
+"               [--backing PATH [--format]]\n"
 "               [--status-file PATH] [--size SIZE] [--index hash|array]\n"
 "               [--keys N] [--mode osync|caslock|mcs|cider] [--lease-ms MS]\n"
 "               [--grace-us US] [--lock-queue N] [--member-lease-ms MS]\n"
@@ -192,6 +197,13 @@ static void usage(FILE *f)
 "                             again.  Required unless ADDR is a loopback\n"
 "                             address.  Others are refused before the\n"
 "                             accept, with a reason their attach reports\n"
+"    -K, --key-file FILE      the store's shared key (16 to 64 bytes, one\n"
+"                             trailing newline dropped; mode 600): a compute\n"
+"                             node is admitted only if its connect proves it\n"
+"                             holds the key (ciderctl attach --key-file), and\n"
+"                             the accept proves it back.  Others are refused\n"
+"                             like unlisted addresses.  Clocks must agree\n"
+"                             within 30 s\n"
 "    -s, --size SIZE          region size, with K, M or G suffix (default 64M,\n"
 "                             at least 1M, a multiple of 4K)\n"
 "    -i, --index NAME         hash (default) or array\n"
@@ -466,13 +478,48 @@ static void reject_because(struct rdma_cm_id *id, uint32_t reason)
 	rdma_reject(id, &rej, sizeof(rej));
 }
 
+static uint64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * With --key-file: whether @req proves its sender holds the key (key.h);
+ * if not, @id is refused and the refusal logged, once per compute node.
+ */
+static bool key_admits(struct rdma_cm_id *id, const struct rdma_conn_param *req,
+		       const struct cider_cn_hello *who)
+{
+	enum memd_proof p;
+
+	p = memd_key_check(&key, req->private_data, req->private_data_len,
+			   rdma_get_peer_addr(id), clock_ns(CLOCK_REALTIME),
+			   clock_ns(CLOCK_MONOTONIC));
+	if (p == MEMD_PROOF_OK)
+		return true;
+	if (who->channel == 0 || p == MEMD_PROOF_REPLAY || p == MEMD_PROOF_BUSY)
+		logerr("refused cn %u from %s: %s", who->cn_id, peer(id), memd_proof_why(p));
+	if (p == MEMD_PROOF_BUSY)
+		rdma_reject(id, NULL, 0);	/* a plain refusal: it tries again */
+	else
+		reject_because(id, p == MEMD_PROOF_STALE ? CIDER_REJECT_STALE_PROOF :
+				   CIDER_REJECT_BAD_KEY);
+	return false;
+}
+
 static void on_connect_request(struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = ev->id;
 	const struct rdma_conn_param *req = &ev->param.conn;
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC };
 	struct rdma_conn_param param = { .rnr_retry_count = 7 };
-	struct cider_mn_hello hello;
+	struct {
+		struct cider_mn_hello hello;
+		struct cider_mn_proof proof;
+	} rep;
 	struct cider_cn_hello who;
 	struct memdev *d;
 	struct conn *c;
@@ -493,6 +540,8 @@ static void on_connect_request(struct rdma_cm_event *ev)
 		reject_because(id, CIDER_REJECT_NOT_ALLOWED);
 		return;
 	}
+	if (key.len && !key_admits(id, req, &who))
+		return;
 	d = memdev_get(id->verbs);
 	c = calloc(1, sizeof(*c));
 	if (!d || !c) {
@@ -507,12 +556,17 @@ static void on_connect_request(struct rdma_cm_event *ev)
 		free(c);
 		goto reject;
 	}
-	hello = (struct cider_mn_hello) {
+	memset(&rep, 0, sizeof(rep));
+	rep.hello = (struct cider_mn_hello) {
 		.magic = CIDER_MN_MAGIC, .layout_version = CIDER_LAYOUT_VERSION,
 		.rkey = d->mr->rkey, .addr = (uint64_t)(uintptr_t)region, .size = opt.size,
 	};
-	param.private_data = &hello;
-	param.private_data_len = sizeof(hello);
+	param.private_data = &rep;
+	param.private_data_len = sizeof(rep.hello);
+	if (key.len) {
+		memd_key_answer(&key, req->private_data, &rep.hello, &rep.proof);
+		param.private_data_len = sizeof(rep);
+	}
 	/* READ and atomics are served from these; the CN asked for its depth. */
 	param.responder_resources = req->initiator_depth < d->max_qp_rd_atom ?
 				    req->initiator_depth : d->max_qp_rd_atom;
@@ -861,6 +915,25 @@ static void print_format(FILE *f)
 		sb.max_value_len);
 }
 
+/* --key-file: the key kept in memory only (never logged). */
+static int load_key(void)
+{
+	unsigned char k[CIDER_KEY_MAX_LEN];
+	char err[PATH_MAX + 128];
+	size_t len;
+	int ret;
+
+	if (cider_key_load(opt.key_file, k, &len, err, sizeof(err))) {
+		fprintf(stderr, "cider-memd: --key-file %s\n", err);
+		return -1;
+	}
+	ret = memd_key_set(&key, k, len, MEMD_KEY_SEEN);
+	explicit_bzero(k, sizeof(k));
+	if (ret)
+		fprintf(stderr, "cider-memd: out of memory\n");
+	return ret;
+}
+
 static int parse_args(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -869,6 +942,7 @@ static int parse_args(int argc, char **argv)
 		{ "backing", required_argument, NULL, 'b' },
 		{ "format", no_argument, NULL, 'F' },
 		{ "status-file", required_argument, NULL, 'T' },
+		{ "key-file", required_argument, NULL, 'K' },
 		{ "size", required_argument, NULL, 's' },
 		{ "index", required_argument, NULL, 'i' },
 		{ "keys", required_argument, NULL, 'k' },
@@ -888,7 +962,7 @@ static int parse_args(int argc, char **argv)
 	char err[128];
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "l:a:b:s:i:k:m:c:H:nvh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:a:b:K:s:i:k:m:c:H:nvh", lo, NULL)) != -1) {
 		ret = parse_store_arg(c, optarg);
 		if (ret >= 0) {
 			if (ret)
@@ -900,6 +974,7 @@ static int parse_args(int argc, char **argv)
 		case 'b': opt.backing = optarg; break;
 		case 'F': opt.format = true; break;
 		case 'T': opt.status_file = optarg; break;
+		case 'K': opt.key_file = optarg; break;
 		case 'a':
 			if (memd_allow_parse(&opt.allow, optarg, err, sizeof(err))) {
 				fprintf(stderr, "cider-memd: bad --allow '%s': %s\n", optarg, err);
@@ -939,6 +1014,8 @@ static int parse_args(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (opt.key_file && load_key())
+		return 2;
 	if (opt.format && !opt.backing) {
 		fprintf(stderr, "cider-memd: --format formats a --backing file anew; without one, "
 			"every start formats\n");
@@ -1013,7 +1090,8 @@ int main(int argc, char **argv)
 	       PRIu64 " keys", opt.listen, opt.size, region_huge ? " (huge pages)" : "",
 	       CIDER_LAYOUT_VERSION, cider_store_index_name(sb.index),
 	       cider_store_mode_name(sb.mode), sb.nr_keys);
-	logmsg("admitting %s", opt.allow.set ? opt.allow_text : "this host only (loopback)");
+	logmsg("admitting %s%s", opt.allow.set ? opt.allow_text : "this host only (loopback)",
+	       key.len ? ", with a proof of the key in --key-file" : "");
 	roster_changed();
 	if (memd_notify("READY=1\nSTATUS=serving its store") < 0)
 		logerr("cannot tell the service manager it is ready: %s", strerror(errno));
@@ -1021,6 +1099,7 @@ int main(int argc, char **argv)
 	logmsg("%lu connections served, %lu disconnected", nr_connects, nr_disconnects);
 out:
 	cleanup(ch, listen_id);
+	memd_key_clear(&key);
 	close(sfd);
 	return ret;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cider.h"
+#include "keyfile.h"
 
 static bool json;
 
@@ -24,9 +25,11 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n"
 		"  info                          module version, features, RDMA devices\n"
-		"  attach ADDR:PORT [cn ID] [timeout MS]\n"
+		"  attach ADDR:PORT [cn ID] [timeout MS] [key-file FILE]\n"
 		"                                connect to a memory node (cider-memd) as\n"
-		"                                compute node ID (default 0); prints its mn id\n"
+		"                                compute node ID (default 0), proving the\n"
+		"                                store's key in FILE if the node has one\n"
+		"                                (cider-memd --key-file); prints its mn id\n"
 		"  detach MN                     disconnect memory node MN\n"
 		"  status                        attached memory nodes and their state\n"
 		"  stats [MN]                    data-path counters per channel and the KV\n"
@@ -168,36 +171,105 @@ static int parse_uint(const char *s, unsigned int max, unsigned int *out)
 	return 0;
 }
 
+/* What a refused attach says: the node's reason, when it gave one. */
+static const char *attach_error(int ret)
+{
+	switch (ret) {
+	case -EACCES:
+		return "refused by the memory node: not on its allow list (cider-memd --allow)";
+	case -EKEYREJECTED:
+		return "refused by the memory node: it wants a key proof and this one is "
+		       "missing or wrong (key-file FILE, the node's --key-file)";
+	case -EKEYEXPIRED:
+		return "refused by the memory node: the key proof is out of its 30 s window "
+		       "(are the two clocks apart?)";
+	case -ENOKEY:
+		return "the memory node did not prove it holds the key (it runs without "
+		       "--key-file, or with another key)";
+	}
+	return cider_strerror(ret);
+}
+
+/* The attach's options after ADDR:PORT, word and value pairs. */
+static int attach_args(int argc, char **argv, unsigned int *cn, unsigned int *timeout,
+		       const char **key_file)
+{
+	const char *w;
+	int i;
+
+	for (i = 1; i < argc; i += 2) {
+		w = argv[i];
+		if (!strncmp(w, "--", 2))	/* --key-file as cider-memd spells it */
+			w += 2;
+		if (!strcmp(w, "cn") && !parse_uint(argv[i + 1], CIDER_MAX_CN_ID, cn))
+			continue;
+		if (!strcmp(w, "timeout") &&
+		    !parse_uint(argv[i + 1], CIDER_ATTACH_MAX_TIMEOUT_MS, timeout))
+			continue;
+		if (!strcmp(w, "key-file")) {
+			*key_file = argv[i + 1];
+			continue;
+		}
+		fprintf(stderr, "ciderctl: attach: bad '%s %s' (cn 0..%d, timeout 0..%d ms, "
+			"key-file FILE)\n", argv[i], argv[i + 1], CIDER_MAX_CN_ID,
+			CIDER_ATTACH_MAX_TIMEOUT_MS);
+		return 2;
+	}
+	return 0;
+}
+
+static int attach(int fd, const char *addr, unsigned int cn, unsigned int timeout,
+		  const char *key_file, struct cider_attach *at)
+{
+	unsigned char key[CIDER_KEY_MAX_LEN];
+	struct cider_info info;
+	char err[512];
+	size_t len = 0;
+	int ret;
+
+	if (!key_file)
+		return cider_attach(fd, addr, cn, timeout, at);
+	if (cider_key_load(key_file, key, &len, err, sizeof(err))) {
+		fprintf(stderr, "ciderctl: attach: key-file %s\n", err);
+		return 2;
+	}
+	ret = cider_get_info(fd, &info);
+	if (!ret && !(cider_features(&info) & CIDER_FEAT_KEY)) {
+		fprintf(stderr, "ciderctl: attach: this cider.ko cannot prove a key "
+			"(no 'key' in ciderctl info's features)\n");
+		ret = 2;
+	} else {
+		ret = cider_attach_key(fd, addr, cn, timeout, key, len, at);
+	}
+	explicit_bzero(key, sizeof(key));
+	return ret;
+}
+
 static int cmd_attach(int fd, int argc, char **argv)
 {
 	unsigned int cn = 0, timeout = 0;
+	const char *key_file = NULL;
 	struct cider_attach at;
-	int i, ret;
+	int ret;
 
 	if (argc < 1 || argc % 2 == 0) {
-		fprintf(stderr, "ciderctl: usage: attach ADDR:PORT [cn ID] [timeout MS]\n");
+		fprintf(stderr, "ciderctl: usage: attach ADDR:PORT [cn ID] [timeout MS] "
+			"[key-file FILE]\n");
 		return 2;
 	}
-	for (i = 1; i < argc; i += 2) {
-		if (!strcmp(argv[i], "cn") && !parse_uint(argv[i + 1], CIDER_MAX_CN_ID, &cn))
-			continue;
-		if (!strcmp(argv[i], "timeout") &&
-		    !parse_uint(argv[i + 1], CIDER_ATTACH_MAX_TIMEOUT_MS, &timeout))
-			continue;
-		fprintf(stderr, "ciderctl: attach: bad '%s %s' (cn 0..%d, timeout 0..%d ms)\n",
-			argv[i], argv[i + 1], CIDER_MAX_CN_ID, CIDER_ATTACH_MAX_TIMEOUT_MS);
+	ret = attach_args(argc, argv, &cn, &timeout, &key_file);
+	if (ret)
+		return ret;
+	ret = attach(fd, argv[0], cn, timeout, key_file, &at);
+	if (ret == 2)
 		return 2;
-	}
-	ret = cider_attach(fd, argv[0], cn, timeout, &at);
 	if (ret == -EINVAL && cider_parse_addr(argv[0], &at)) {
 		fprintf(stderr, "ciderctl: attach: '%s' is not a.b.c.d:port or [v6]:port\n", argv[0]);
 		return 2;
 	}
 	if (ret) {
 		/* The device let us in (the open succeeded): the node refused. */
-		fprintf(stderr, "ciderctl: attach %s: %s\n", argv[0], ret == -EACCES ?
-			"refused by the memory node: not on its allow list (cider-memd --allow)" :
-			cider_strerror(ret));
+		fprintf(stderr, "ciderctl: attach %s: %s\n", argv[0], attach_error(ret));
 		return 1;
 	}
 	if (json)

@@ -94,6 +94,12 @@ struct cider_ibdev_info {
  * CIDER_MN_RECONNECTING meanwhile, and its reconnect counters.
  */
 #define CIDER_FEAT_RECONNECT	_BITULL(6)
+/*
+ * Attach takes the store's shared key (cider_attach.key): the module
+ * proves it holds it on every connect and checks the memory node's proof
+ * back (Documentation/memory-node.rst, "Admission").
+ */
+#define CIDER_FEAT_KEY		_BITULL(7)
 #define CIDER_FEAT_V0		(CIDER_FEAT_RAW | CIDER_FEAT_KV_ARRAY | \
 				 CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING)
 
@@ -131,7 +137,11 @@ struct cider_info {
  *   ECONNREFUSED rejected (nobody listens there); EACCES the memory node
  *   refused this compute node on purpose (its address is not on the
  *   node's allow list, cider-memd --allow); EHOSTUNREACH no route;
- *   EOPNOTSUPP the RDMA
+ *   EKEYREJECTED the memory node refused the key proof (no key given,
+ *   or another key than the node's); EKEYEXPIRED it refused the proof as
+ *   out of its replay window (the two clocks are over 30 s apart); ENOKEY
+ *   a key was given and the node did not prove it holds it (it runs
+ *   without one, or with another); EOPNOTSUPP the RDMA
  *   device cannot do what CIDER needs (named in the kernel log); EPROTO
  *   not a CIDER memory node, another layout version, or a store that
  *   needs features this module lacks; EADDRINUSE another live compute
@@ -158,8 +168,20 @@ struct cider_attach {
 	__u32 nr_channels;		/* out */
 	__u32 reserved0;
 	__u64 region_size;		/* out */
-	__u64 reserved[4];
+	/*
+	 * CIDER_FEAT_KEY: the store's shared key, key_len bytes at user
+	 * address key, or key 0 and key_len 0 for a node without one.  The
+	 * module keeps it (as HMAC state, not its bytes) until the detach,
+	 * to prove it again on each reconnect; it never shows it.
+	 */
+	__u64 key;			/* in */
+	__u32 key_len;			/* in: CIDER_KEY_MIN_LEN..CIDER_KEY_MAX_LEN */
+	__u32 reserved1;
+	__u64 reserved[2];
 };
+
+#define CIDER_KEY_MIN_LEN	16
+#define CIDER_KEY_MAX_LEN	64	/* HMAC-SHA256's block: longer adds nothing */
 
 #define CIDER_ATTACH_SIZE_VER0	88
 #define CIDER_IOC_ATTACH	_IOWR(CIDER_IOC_MAGIC, 0x01, struct cider_attach)
