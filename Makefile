@@ -20,7 +20,7 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 
 KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/linux/cider.h
 LIB_SRC := lib/cider.c lib/cider-kv.c lib/keyfile.c
-LIB_HDR := lib/cider.h lib/keyfile.h uapi/linux/cider.h
+LIB_HDR := lib/cider.h uapi/linux/cider.h
 SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop selftests/cider/member selftests/cider/peer selftests/cider/kv \
 	selftests/cider/kvhash selftests/cider/cancel selftests/cider/kvbound selftests/cider/reconnect selftests/cider/admission
 # Run only under the debug kernel (they need its fault injection).
@@ -125,12 +125,12 @@ MEMD_SRC := tools/cider-memd/cider-memd.c tools/cider-memd/allow.c tools/cider-m
 	tools/cider-memd/notify.c tools/cider-memd/key.c lib/keyfile.c kmod/core/store.c \
 	kmod/core/block.c kmod/core/keyproof.c
 tools/cider-memd/cider-memd: $(MEMD_SRC) tools/cider-memd/allow.h tools/cider-memd/backing.h \
-			     tools/cider-memd/notify.h tools/cider-memd/key.h lib/keyfile.h $(CORE_HDR)
+			     tools/cider-memd/notify.h tools/cider-memd/key.h lib/cider.h $(CORE_HDR)
 	$(CC) -Ikmod/core $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs -lcrypto
 
 # The key proof's check and the key file, alone, under the sanitizers.
 tools/cider-memd/tests/test_key: tools/cider-memd/tests/test_key.c tools/cider-memd/key.c \
-				 tools/cider-memd/key.h lib/keyfile.c lib/keyfile.h \
+				 tools/cider-memd/key.h lib/keyfile.c lib/cider.h \
 				 kmod/core/keyproof.c $(CORE_HDR) $(LT)/.done
 	$(CC) -Itools/cider-memd -Ikmod/core $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) \
 		$(SAN) -o $@ $< tools/cider-memd/key.c lib/keyfile.c kmod/core/keyproof.c -lcrypto

@@ -49,6 +49,17 @@ int cider_attach(int fd, const char *addr, unsigned int cn_id,
  */
 int cider_attach_key(int fd, const char *addr, unsigned int cn_id, unsigned int timeout_ms,
 		     const void *key, size_t key_len, struct cider_attach *out);
+
+/*
+ * Read a store's shared key file, as cider-memd --key-file and ciderctl
+ * attach key-file do: its bytes are the key (one trailing newline
+ * dropped), CIDER_KEY_MIN_LEN to CIDER_KEY_MAX_LEN of them, in a regular
+ * file that only its owner may read or write (cider-memd --new-key makes
+ * one).  @key has room for CIDER_KEY_MAX_LEN bytes; 0 with its length in
+ * @len, or -1 with why in @err (never any of the key's bytes).
+ */
+int cider_key_load(const char *path, unsigned char *key, size_t *len,
+		   char *err, size_t errlen);
 int cider_detach(int fd, unsigned int mn_id);
 
 /* The attached memory node with the lowest id >= @mn_id; -ENOENT at the end. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* A store's shared key file (keyfile.h). */
+/* A store's shared key file (cider.h, cider_key_load()). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "keyfile.h"
+#include "cider.h"
 
 /* The file's bytes, up to one more than a key may have: -1 on error. */
 static ssize_t read_all(int fd, unsigned char *buf, size_t cap)

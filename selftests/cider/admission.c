@@ -6,16 +6,23 @@
  * attach reports (EACCES), and one line in the daemon's log; a listed one
  * and "any" are admitted; a daemon on a network address without --allow
  * does not start; a node whose restarted daemon no longer admits it is
- * given up.
+ * given up.  With --key-file the connect must prove the store's key: no
+ * key or another is refused (EKEYREJECTED), the right one admitted, a node
+ * that cannot prove the key back is not trusted (ENOKEY), and a keyed
+ * node restarted on its backing file is reconnected to with the key kept
+ * in cider.ko, which shows it nowhere.
  *
  * Needs cider.ko loaded and $CIDER_MN_ADDR; skips otherwise.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -23,6 +30,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "kv8.h"
 #include "memd.h"
 #include "sysfs.h"
 
@@ -38,7 +46,28 @@ FIXTURE(admission) {
 	bool skip;
 	struct memd memd;
 	char ours[80];		/* this host's address, and a /32 around it */
+	char key[64], other[64];	/* key files: the store's, another */
+	char backing[64];		/* a backing file to remove, or "" */
 };
+
+/* Keys: printable, so that a search of logs and files can look for them. */
+#define THE_KEY		"cider-admission-test-key-7f3a9c21e8"
+#define OTHER_KEY	"cider-admission-test-key-0000000000"
+
+static int write_key(char *path, size_t len, const char *name, const char *key)
+{
+	int fd;
+
+	snprintf(path, len, "/tmp/%s-%u.key", name, (unsigned int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, key, strlen(key)) != (ssize_t)strlen(key) || write(fd, "\n", 1) != 1) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
 
 FIXTURE_SETUP(admission)
 {
@@ -51,6 +80,8 @@ FIXTURE_SETUP(admission)
 	if (self->skip)
 		return;
 	snprintf(self->ours, sizeof(self->ours), "192.0.2.0/24,%s/32", mn);
+	ASSERT_EQ(0, write_key(self->key, sizeof(self->key), "store", THE_KEY));
+	ASSERT_EQ(0, write_key(self->other, sizeof(self->other), "other", OTHER_KEY));
 }
 
 FIXTURE_TEARDOWN(admission)
@@ -64,6 +95,10 @@ FIXTURE_TEARDOWN(admission)
 		if (self->memd.pid)
 			memd_stop(&self->memd, SIGTERM);
 		sysfs_write(PARAM_DIR "reconnect_delay_ms", "1000");
+		unlink(self->key);
+		unlink(self->other);
+		if (self->backing[0])
+			unlink(self->backing);
 	}
 	close(self->fd);
 }
@@ -250,6 +285,151 @@ TEST_F_TIMEOUT(admission, the_daemon_says_who_is_attached_and_when_it_is_ready, 
 	EXPECT_EQ(0, file_wait(status, "cn 5 channel ", 0));
 	EXPECT_EQ(1, file_count(status, "0 channels connected"));
 	unlink(status);
+}
+
+/* Attach proving the key in @path (as ciderctl attach key-file does). */
+static int attach_key(int fd, const char *addr, unsigned int cn, const char *path,
+		      struct cider_attach *at)
+{
+	unsigned char key[CIDER_KEY_MAX_LEN];
+	char err[256];
+	size_t len;
+	int ret;
+
+	if (cider_key_load(path, key, &len, err, sizeof(err)))
+		return -EBADF;
+	ret = cider_attach_key(fd, addr, cn, 0, key, len, at);
+	explicit_bzero(key, sizeof(key));
+	return ret;
+}
+
+/* Run a shell command; its output's first line in @out. */
+static int run(const char *cmd, char *out, size_t len)
+{
+	FILE *f = popen(cmd, "r");
+	int status;
+
+	out[0] = '\0';
+	if (!f)
+		return -1;
+	if (!fgets(out, (int)len, f))
+		out[0] = '\0';
+	while (fgetc(f) != EOF)
+		;
+	status = pclose(f);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F_TIMEOUT(admission, a_missing_or_wrong_key_is_refused_and_the_right_one_admitted, 90)
+{
+	const char *store[] = { "--allow", self->ours, "--key-file", self->key, NULL };
+	char cmd[256], out[512];
+	struct cider_attach at;
+
+	NEED_MN();
+	ASSERT_EQ(0, memd_start_store(&self->memd, "4M", test_port(), store));
+	EXPECT_EQ(1, memd_log_count(&self->memd, "with a proof of the key"));
+	EXPECT_EQ(-EKEYREJECTED, cider_attach(self->fd, self->memd.addr, 3, 0, &at));
+	EXPECT_EQ(1, memd_log_count(&self->memd, "refused cn 3 from"));
+	EXPECT_EQ(1, memd_log_count(&self->memd, "no key proof"));
+	EXPECT_EQ(-EKEYREJECTED, attach_key(self->fd, self->memd.addr, 4, self->other, &at));
+	EXPECT_EQ(1, memd_log_count(&self->memd, "refused cn 4 from"));
+	EXPECT_EQ(1, memd_log_count(&self->memd, "a wrong key proof"));
+	EXPECT_EQ(-ENOENT, cider_mn_info(self->fd, 0, &(struct cider_mn_info){ 0 }));
+	EXPECT_EQ(0, memd_log_count(&self->memd, "connected:"));
+
+	/* What an operator sees. */
+	snprintf(cmd, sizeof(cmd), "tools/ciderctl/ciderctl attach %s cn 5 key-file %s 2>&1",
+		 self->memd.addr, self->other);
+	EXPECT_EQ(1, run(cmd, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "refused by the memory node: it wants a key proof"))
+		TH_LOG("%s", out);
+	chmod(self->key, 0644);
+	snprintf(cmd, sizeof(cmd), "tools/ciderctl/ciderctl attach %s cn 6 key-file %s 2>&1",
+		 self->memd.addr, self->key);
+	EXPECT_EQ(2, run(cmd, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "chmod 600")) TH_LOG("%s", out);
+	chmod(self->key, 0600);
+	EXPECT_EQ(0, run(cmd, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "attached")) TH_LOG("%s", out);
+	ASSERT_EQ(0, cider_mn_info(self->fd, 0, &(struct cider_mn_info){ 0 }));
+	EXPECT_EQ(0, memd_log_count(&self->memd, "refused cn 6"));
+}
+
+/*
+ * A compute node given a key trusts only a node that proves it back: one
+ * without --key-file (or with another key; here: none) is not attached.
+ */
+TEST_F_TIMEOUT(admission, a_node_that_cannot_prove_the_key_is_not_trusted, 60)
+{
+	const char *store[] = { "--allow", self->ours, NULL };
+	struct cider_attach at;
+
+	NEED_MN();
+	ASSERT_EQ(0, memd_start_store(&self->memd, "4M", test_port(), store));
+	EXPECT_EQ(-ENOKEY, attach_key(self->fd, self->memd.addr, 3, self->key, &at));
+	EXPECT_EQ(-ENOENT, cider_mn_info(self->fd, 0, &(struct cider_mn_info){ 0 }));
+	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3, 0, &at));
+}
+
+/*
+ * How many lines of the places a key must never show hold @what.  The
+ * pattern's first character in brackets: the search's own command lines
+ * do not match it.
+ */
+static int key_shows(const char *what)
+{
+	char cmd[512], out[256];
+
+	snprintf(cmd, sizeof(cmd),
+		 "{ dmesg; cat /tmp/memd-*.log; cat /proc/[0-9]*/cmdline /proc/[0-9]*/environ;"
+		 "  grep -rsa . /sys/kernel/debug/cider /sys/module/cider/parameters; } "
+		 "2>/dev/null | tr '\\0' '\\n' | grep -c -- '[%c]%s'", what[0], what + 1);
+	run(cmd, out, sizeof(out));
+	return atoi(out);
+}
+
+/*
+ * The key outlives connections: a keyed memory node killed and started
+ * again on its backing file is reconnected to by itself (cider.ko proves
+ * the key it kept), the store is the same, and the key shows in no log,
+ * command line or debugfs file.
+ */
+TEST_F_TIMEOUT(admission, a_keyed_node_is_reconnected_to_with_the_key_it_keeps, 120)
+{
+	const char *store[] = { "--allow", self->ours, "--key-file", self->key, "--index",
+				"array", "--keys", "64", "--backing", self->backing, NULL };
+	struct cider_mn_info mi = { 0 };
+	struct cider_attach at;
+	uint64_t v = 0;
+	double end;
+
+	NEED_MN();
+	mkdir("/tmp/cider-backing", 0700);
+	if (mount("tmpfs", "/tmp/cider-backing", "tmpfs", 0, "size=64m") && errno != EBUSY)
+		SKIP(return, "no tmpfs for the backing file");
+	snprintf(self->backing, sizeof(self->backing), "/tmp/cider-backing/keyed-%u",
+		 test_port());
+	unlink(self->backing);
+	ASSERT_EQ(0, sysfs_write(PARAM_DIR "reconnect_delay_ms", "300"));
+	ASSERT_EQ(0, memd_start_store(&self->memd, "4M", test_port(), store));
+	ASSERT_EQ(0, attach_key(self->fd, self->memd.addr, 3, self->key, &at));
+	ASSERT_EQ(0, put8(self->fd, at.mn_id, 9, 4242));
+	memd_stop(&self->memd, SIGKILL);
+	ASSERT_EQ(0, memd_start_store(&self->memd, "4M", test_port(), store));
+	for (end = memd_now() + 30; memd_now() < end; usleep(50 * 1000)) {
+		ASSERT_EQ(0, cider_mn_info(self->fd, at.mn_id, &mi));
+		if (mi.reconnects >= 1 && mi.state == CIDER_MN_LIVE)
+			break;
+	}
+	TH_LOG("state %u after %u attempts, %u reconnects", mi.state, mi.reconnect_attempts,
+	       mi.reconnects);
+	ASSERT_EQ(CIDER_MN_LIVE, mi.state);
+	EXPECT_EQ(0, memd_log_count(&self->memd, "refused"));
+	EXPECT_EQ(0, get8(self->fd, at.mn_id, 9, &v));
+	EXPECT_EQ(4242U, v);
+	EXPECT_EQ(0, key_shows(THE_KEY));
+	EXPECT_LT(0, key_shows(self->key));	/* the search does see the daemon's line */
 }
 
 TEST_HARNESS_MAIN

@@ -31,7 +31,7 @@
 #include "lockqueue.h"
 #include "allow.h"
 #include "key.h"
-#include "keyfile.h"
+#include "cider.h"
 #include "backing.h"
 #include "notify.h"
 
@@ -155,6 +155,7 @@ static void usage(FILE *f)
 "               [--hugepages auto|always|never]\n"
 "               [--verbose]\n"
 "    cider-memd --dry-run [--size SIZE] [store options]\n"
+"    cider-memd --new-key FILE\n"
 "\n"
 "DESCRIPTION\n"
 "    Allocates one memory region and formats a KV store in it (layout\n"
@@ -228,6 +229,8 @@ static void usage(FILE *f)
 "                             for hash, which must hold a 128 KiB block;\n"
 "                             64K for array)\n"
 "    -n, --dry-run            print the store's layout and exit\n"
+"        --new-key FILE       write a new key for --key-file to FILE (mode\n"
+"                             600; an existing file is left alone) and exit\n"
 "    -H, --hugepages MODE     auto: 2 MiB pages when available (default);\n"
 "                             always: fail without them; never\n"
 "    -v, --verbose            log every connection event\n"
@@ -915,6 +918,20 @@ static void print_format(FILE *f)
 		sb.max_value_len);
 }
 
+/* --new-key: 0, or 1 (the file exists, or cannot be written). */
+static int new_key(const char *path)
+{
+	char err[PATH_MAX + 128];
+
+	if (memd_key_new(path, err, sizeof(err))) {
+		fprintf(stderr, "cider-memd: --new-key %s\n", err);
+		return 1;
+	}
+	printf("cider-memd: a new key in %s: give it to cider-memd --key-file and to each\n"
+	       "compute node's ciderctl attach ... key-file\n", path);
+	return 0;
+}
+
 /* --key-file: the key kept in memory only (never logged). */
 static int load_key(void)
 {
@@ -943,6 +960,7 @@ static int parse_args(int argc, char **argv)
 		{ "format", no_argument, NULL, 'F' },
 		{ "status-file", required_argument, NULL, 'T' },
 		{ "key-file", required_argument, NULL, 'K' },
+		{ "new-key", required_argument, NULL, 'N' },
 		{ "size", required_argument, NULL, 's' },
 		{ "index", required_argument, NULL, 'i' },
 		{ "keys", required_argument, NULL, 'k' },
@@ -975,6 +993,7 @@ static int parse_args(int argc, char **argv)
 		case 'F': opt.format = true; break;
 		case 'T': opt.status_file = optarg; break;
 		case 'K': opt.key_file = optarg; break;
+		case 'N': exit(new_key(optarg));
 		case 'a':
 			if (memd_allow_parse(&opt.allow, optarg, err, sizeof(err))) {
 				fprintf(stderr, "cider-memd: bad --allow '%s': %s\n", optarg, err);

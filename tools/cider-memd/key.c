@@ -4,12 +4,17 @@
  * OpenSSL's; the bytes it covers are the core's (keyproof.c), the same
  * the compute node's kernel computes.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "key.h"
 
@@ -137,6 +142,36 @@ void memd_key_answer(const struct memd_key *k, const void *data,
 	cider_proof_mn_msg(msg, p.mac, h);
 	if (mac_of(k, msg, sizeof(msg), out->mac))
 		memset(out->mac, 0, sizeof(out->mac));	/* the CN refuses it */
+}
+
+int memd_key_new(const char *path, char *err, size_t errlen)
+{
+	unsigned char raw[32], text[48];
+	int fd, n, ret = -1;
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+		snprintf(err, errlen, "no randomness: %s", strerror(errno));
+		return -1;
+	}
+	n = EVP_EncodeBlock(text, raw, sizeof(raw));	/* 44 characters */
+	text[n++] = '\n';
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		snprintf(err, errlen, "%s: %s%s", path, strerror(errno),
+			 errno == EEXIST ? " (not overwritten)" : "");
+	else if (write(fd, text, (size_t)n) != n || fsync(fd))
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	else
+		ret = 0;
+	if (fd >= 0 && close(fd) && !ret) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		ret = -1;
+	}
+	if (fd >= 0 && ret)
+		unlink(path);
+	OPENSSL_cleanse(raw, sizeof(raw));
+	OPENSSL_cleanse(text, sizeof(text));
+	return ret;
 }
 
 const char *memd_proof_why(enum memd_proof p)

@@ -67,6 +67,12 @@ enum memd_proof memd_key_check(struct memd_key *k, const void *data, size_t len,
 void memd_key_answer(const struct memd_key *k, const void *data,
 		     const struct cider_mn_hello *h, struct cider_mn_proof *out);
 
+/*
+ * Write a new key to @path (which must not exist), mode 600: 32 random
+ * bytes in base64, a line.  0, or -1 with why in @err.
+ */
+int memd_key_new(const char *path, char *err, size_t errlen);
+
 /* What a refusal logs. */
 const char *memd_proof_why(enum memd_proof p);
 

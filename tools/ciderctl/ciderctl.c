@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "cider.h"
-#include "keyfile.h"
 
 static bool json;
 

@@ -17,7 +17,7 @@
 
 #include "kselftest_harness.h"
 #include "key.h"
-#include "keyfile.h"
+#include "cider.h"
 
 #define SEC 1000000000ULL
 #define NOW (1800000000ULL * SEC)	/* CLOCK_REALTIME in 2027 */
@@ -224,6 +224,31 @@ TEST(a_key_file_others_may_read_or_of_the_wrong_size_is_refused_saying_why)
 	EXPECT_NE(NULL, strstr(err, "No such file"));
 	EXPECT_EQ(-1, cider_key_load("/tmp", k, &len, err, sizeof(err)));
 	EXPECT_EQ(0U, len);
+}
+
+TEST(a_new_key_is_a_private_file_that_loads_and_is_never_overwritten)
+{
+	unsigned char k[CIDER_KEY_MAX_LEN], k2[CIDER_KEY_MAX_LEN];
+	char path[64], err[256];
+	size_t len = 0, len2 = 0;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/tmp/test_key.new.%d", (int)getpid());
+	unlink(path);
+	ASSERT_EQ(0, memd_key_new(path, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0600U, st.st_mode & 07777);
+	ASSERT_EQ(0, cider_key_load(path, k, &len, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(44U, len);				/* 32 bytes in base64 */
+	EXPECT_EQ(-1, memd_key_new(path, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "not overwritten"));
+	ASSERT_EQ(0, cider_key_load(path, k2, &len2, err, sizeof(err)));
+	EXPECT_EQ(0, memcmp(k, k2, len));
+	unlink(path);
+	ASSERT_EQ(0, memd_key_new(path, err, sizeof(err)));
+	ASSERT_EQ(0, cider_key_load(path, k2, &len2, err, sizeof(err)));
+	EXPECT_NE(0, memcmp(k, k2, len));		/* each one new */
+	unlink(path);
 }
 
 TEST_HARNESS_MAIN
