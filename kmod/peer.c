@@ -61,11 +61,30 @@ void cider_peer_unregister(struct cider_peer_sink *sink)
 	cider_peerlink_close(sink);
 }
 
-/* Are @a and @b attaches of the same memory node's region? */
+/*
+ * The store @mn serves, as a peer hello names it: its id, or for a store
+ * formatted without one its region's base and rkey.
+ */
+static void cider_peer_store_of(const struct cider_mn *mn, u64 *store, u32 *rkey)
+{
+	if (mn->sb.flags & CIDER_SB_F_STORE_ID) {
+		*store = mn->sb.store_id;
+		*rkey = 0;
+	} else {
+		*store = READ_ONCE(mn->base);
+		*rkey = READ_ONCE(mn->rkey);
+	}
+}
+
+/* Are @a and @b attaches of the same memory node's store? */
 static bool cider_peer_same_store(const struct cider_mn *a, const struct cider_mn *b)
 {
-	return a->base == b->base && a->rkey == b->rkey &&
-	       !memcmp(&a->addr, &b->addr, sizeof(a->addr));
+	u64 sa, sb;
+	u32 ra, rb;
+
+	cider_peer_store_of(a, &sa, &ra);
+	cider_peer_store_of(b, &sb, &rb);
+	return sa == sb && ra == rb && !memcmp(&a->addr, &b->addr, sizeof(a->addr));
 }
 
 /* The store of compute node @cn_id that shares @from's; under RCU. */
@@ -207,6 +226,9 @@ static void cider_peer_hello_mn(const struct cider_mn *mn, struct cider_peer_hel
 void cider_peer_hello_fill(const struct cider_peer_sink *from, u32 to_cn, u64 to_inc,
 			   struct cider_peer_hello *h)
 {
+	u64 store;
+	u32 rkey;
+
 	memset(h, 0, sizeof(*h));
 	h->magic = cpu_to_le32(CIDER_PEER_HELLO_MAGIC);
 	h->version = CIDER_PEER_VERSION;
@@ -214,8 +236,9 @@ void cider_peer_hello_fill(const struct cider_peer_sink *from, u32 to_cn, u64 to
 	h->to_cn = to_cn;
 	h->from_inc = cpu_to_le64(from->incarnation);
 	h->to_inc = cpu_to_le64(to_inc);
-	h->base = cpu_to_le64(from->mn->base);
-	h->rkey = cpu_to_le32(from->mn->rkey);
+	cider_peer_store_of(from->mn, &store, &rkey);
+	h->store = cpu_to_le64(store);
+	h->rkey = cpu_to_le32(rkey);
 	cider_peer_hello_mn(from->mn, h);
 }
 
@@ -223,11 +246,14 @@ struct cider_peer_sink *cider_peer_get_sink(const struct cider_peer_hello *hello
 {
 	struct cider_peer_hello mine;
 	struct cider_peer_sink *s, *found = NULL;
+	u64 store;
+	u32 rkey;
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(s, &cider_peer_sinks, node) {
-		if (s->cn_id != hello->to_cn || s->mn->base != le64_to_cpu(hello->base) ||
-		    s->mn->rkey != le32_to_cpu(hello->rkey))
+		cider_peer_store_of(s->mn, &store, &rkey);
+		if (s->cn_id != hello->to_cn || store != le64_to_cpu(hello->store) ||
+		    rkey != le32_to_cpu(hello->rkey))
 			continue;
 		memset(&mine, 0, sizeof(mine));
 		cider_peer_hello_mn(s->mn, &mine);

@@ -50,18 +50,20 @@ struct cider_peer_wire {
 /*
  * The private data of a link's connect (56 bytes, what rdma_cm leaves of
  * an IB CM REQ): who connects to whom, and the store, named by the memory
- * node's address as the connecting CN reaches it and the region's address
- * and rkey.
+ * node's address as the connecting CN reaches it and the store's id
+ * (CIDER_SB_F_STORE_ID), which a daemon restarted on its backing file
+ * keeps while its region's address and rkey change; a store without an
+ * id is named by those.  "CPR1" named every store by address and rkey.
  */
-#define CIDER_PEER_HELLO_MAGIC	0x31525043	/* "CPR1" */
+#define CIDER_PEER_HELLO_MAGIC	0x32525043	/* "CPR2" */
 struct cider_peer_hello {
 	__le32 magic;
 	u8 version;
 	u8 from_cn, to_cn;
 	u8 reserved;
 	__le64 from_inc, to_inc;
-	__le64 base;
-	__le32 rkey;
+	__le64 store;		/* the store id, or the region's base */
+	__le32 rkey;		/* 0 with a store id, else the region's */
 	__be16 mn_port;		/* as in a sockaddr */
 	__le16 mn_family;	/* AF_INET or AF_INET6 */
 	u8 mn_addr[16];
