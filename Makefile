@@ -54,8 +54,11 @@ deps:
 $(LT)/.done: | deps
 	tools/linux-tools $(LT)
 
+# Test builds carry fault injection (Kbuild); packaged ones do not.
+FAULT := CIDER_FAULT_INJECTION=y
+
 module: deps
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 $(FAULT) modules
 
 # cider.ko for the debug kernel (built first if needed), in build/debug-kmod.
 module-debug: deps
@@ -79,7 +82,7 @@ debug-selftests:
 # C=2 re-checks every file; sparse warnings do not fail kbuild, so grep.
 sparse: deps
 	@mkdir -p build
-	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules > build/sparse.log 2>&1 || { cat build/sparse.log; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 $(FAULT) modules > build/sparse.log 2>&1 || { cat build/sparse.log; exit 1; }
 	@! grep -E '(warning|error):' build/sparse.log
 
 # Kernel style, and no function longer than 80 lines (tools/func-length).

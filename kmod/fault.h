@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Fault injection for the data path: failures soft-RoCE never produces,
- * so that the selftests can drive every error path.  Knobs in
- * /sys/kernel/debug/cider/fault/ (root only):
+ * so that the selftests can drive every error path.  Built only with
+ * CIDER_FAULT_INJECTION (Kbuild: the test builds); without it each hook
+ * below is an inline that injects nothing, and the module has neither
+ * the knobs nor their code.  Not the kernel's fault_attr: Debian's stock
+ * kernels, where most selftests run, are built without
+ * CONFIG_FAULT_INJECTION.  Knobs in /sys/kernel/debug/cider/fault/ (root
+ * only):
  *
  *   post_fail_at, post_fail_times
  *	the next post_fail_times ib_post_send() chains longer than
@@ -56,6 +61,7 @@
 
 struct dentry;
 
+#ifdef CIDER_FAULT_INJECTION
 void cider_fault_init(struct dentry *root);
 int cider_fault_post_send(struct ib_qp *qp, struct ib_send_wr *first,
 			  const struct ib_send_wr **bad);
@@ -69,5 +75,28 @@ void cider_fault_cm_delay(void);
 void cider_fault_remove_delay(void);
 void cider_fault_store_delay(void);
 bool cider_fault_kv_stall(void);
+#else
+static inline void cider_fault_init(struct dentry *root) { }
+
+static inline int cider_fault_post_send(struct ib_qp *qp, struct ib_send_wr *first,
+					const struct ib_send_wr **bad)
+{
+	return ib_post_send(qp, first, bad);
+}
+
+static inline bool cider_fault_drop_cqe(void) { return false; }
+static inline bool cider_fault_break_qp(void) { return false; }
+static inline bool cider_fault_swab_atomics(void) { return false; }
+
+static inline void cider_fault_cm_event(struct rdma_cm_id *id, unsigned int index,
+					const struct rdma_cm_event *ev,
+					rdma_cm_event_handler handler) { }
+
+static inline s64 cider_fault_hello_size_delta(void) { return 0; }
+static inline void cider_fault_cm_delay(void) { }
+static inline void cider_fault_remove_delay(void) { }
+static inline void cider_fault_store_delay(void) { }
+static inline bool cider_fault_kv_stall(void) { return false; }
+#endif
 
 #endif
