@@ -21,12 +21,10 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/linux/cider.h
 LIB_SRC := lib/cider.c lib/cider-kv.c lib/keyfile.c
 LIB_HDR := lib/cider.h uapi/linux/cider.h
-SELFTESTS := selftests/cider/devnode selftests/cider/lifecycle selftests/cider/fault selftests/cider/rawop selftests/cider/member selftests/cider/peer selftests/cider/kv \
-	selftests/cider/kvhash selftests/cider/cancel selftests/cider/kvbound selftests/cider/reconnect selftests/cider/admission
-# Run only under the debug kernel (they need its fault injection).
-DEBUG_SELFTESTS := selftests/cider/faults selftests/cider/kvfaults selftests/cider/removal selftests/cider/fuzz
-# The real-stack KV soak (make soak-kv; make check runs 2 minutes of it).
-SOAK_SELFTESTS := selftests/cider/soakkv
+# The selftests are a kselftest target (selftests/cider/Makefile, which
+# lists them); binaries in build/selftests/cider.  Run only under the
+# debug kernel (they need its fault injection):
+DEBUG_SELFTESTS := faults kvfaults removal fuzz
 CORE_SRC := kmod/core/credit.c kmod/core/backoff.c kmod/core/store.c
 PROTO_SRC := $(addprefix kmod/core/,client.c write.c lockqueue.c writecomb.c localwc.c contention.c \
 	alloc.c slab.c race.c hashindex.c block.c)
@@ -40,7 +38,7 @@ TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/c
 	 tools/cider-sim/cider-sim build/cider-sim-san tools/vm/cider-hub tools/vm/cluster-clock
 
 .PHONY: sim-equiv sim-report soak bench host-tests all deps module module-debug module-6.12 sparse-6.12 \
-	debug-selftests sparse checkpatch soak-kv abi-compat check-cluster \
+	debug-selftests selftests sparse checkpatch soak-kv abi-compat check-cluster \
 	userspace check check-debug demo shell clean help
 
 all: module userspace
@@ -77,7 +75,7 @@ sparse-6.12: deps
 # What the debug VM run executes: the whole suite, then the error paths
 # under fault injection, then the fuzzer.
 debug-selftests:
-	@echo $(SELFTESTS) $(DEBUG_SELFTESTS)
+	@echo $$($(MAKE) -s -C selftests/cider emit_tests | sed 's/^[^:]*://') $(DEBUG_SELFTESTS)
 
 # C=2 re-checks every file; sparse warnings do not fail kbuild, so grep.
 sparse: deps
@@ -103,7 +101,10 @@ checkpatch: $(LT)/.done
 		--ignore LINUX_VERSION_CODE -f kmod/compat.h
 	tools/func-length 80 $(filter %.c,$(KERNEL_SRC))
 
-userspace: $(TOOLS) $(SELFTESTS) $(DEBUG_SELFTESTS) $(SOAK_SELFTESTS) $(HOST_TESTS)
+userspace: $(TOOLS) selftests $(HOST_TESTS)
+
+selftests: lib/libcider.a $(LT)/.done
+	@$(MAKE) -s -C selftests/cider
 
 host-tests:
 	@echo $(HOST_TESTS)
@@ -169,13 +170,6 @@ tools/cider-sim/tests/test_lincheck: tools/cider-sim/tests/test_lincheck.c $(LIN
 
 # The kernel's harness is included as a system header: it is not ours to
 # make -Wextra clean, our tests are.
-# The store's format (what cider-memd writes) is checked with its own code.
-SELFTEST_CORE := kmod/core/store.c kmod/core/block.c
-selftests/cider/%: selftests/cider/%.c $(wildcard selftests/cider/*.h) $(SELFTEST_CORE) $(CORE_HDR) \
-		   lib/libcider.a $(LT)/.done
-	$(CC) $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) -o $@ $< $(SELFTEST_CORE) \
-		lib/libcider.a -luring -lpthread
-
 lib/test_libcider: lib/test_libcider.c $(LIB_SRC) $(LIB_HDR) $(LT)/.done
 	$(CC) $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< $(LIB_SRC)
 
@@ -238,6 +232,6 @@ shell: deps module userspace
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -f lib/*.o lib/*.a $(TOOLS) $(SELFTESTS) $(DEBUG_SELFTESTS) $(HOST_TESTS)
+	rm -f lib/*.o lib/*.a $(TOOLS) $(HOST_TESTS) selftests/kselftest
 	rm -rf build
 include packaging/packaging.mk

@@ -33,6 +33,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "root.h"
 #include "cider-uring.h"
 #include "memd.h"
 #include "sysfs.h"

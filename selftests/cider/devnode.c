@@ -20,6 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "root.h"
 #include "grow.h"
 #include "sysfs.h"
 

@@ -26,6 +26,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "root.h"
 #include "cider-uring.h"
 #include "../../kmod/core/layout.h"
 #include "memd.h"

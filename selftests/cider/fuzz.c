@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "cider.h"
+#include "root.h"
 #include "cider-uring.h"
 #include "faults.h"
 #include "memd.h"

@@ -23,6 +23,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "root.h"
 #include "cider-uring.h"
 #include "flood.h"
 #include "grow.h"

@@ -18,6 +18,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "root.h"
 #include "cider-uring.h"
 #include "kv8.h"
 #include "memd.h"

@@ -22,6 +22,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "root.h"
 #include "cider-uring.h"
 #include "faults.h"
 #include "kv8.h"

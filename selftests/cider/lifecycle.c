@@ -18,6 +18,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "root.h"
 #include "sysfs.h"
 
 static bool module_loaded(void)

@@ -16,6 +16,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "root.h"
 #include "../../kmod/core/layout.h"
 #include "memd.h"
 #include "rawops.h"

@@ -19,6 +19,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "root.h"
 #include "../../kmod/core/proto.h"
 #include "flood.h"
 #include "memd.h"

@@ -21,6 +21,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "root.h"
 #include "cider-uring.h"
 #include "grow.h"
 #include "../../kmod/core/store.h"

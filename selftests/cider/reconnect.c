@@ -23,6 +23,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "root.h"
 #include "kv8.h"
 #include "memd.h"
 #include "sysfs.h"

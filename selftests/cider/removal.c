@@ -29,6 +29,7 @@
 
 #include "kselftest_harness.h"
 #include "cider.h"
+#include "root.h"
 #include "cider-uring.h"
 #include "memd.h"
 

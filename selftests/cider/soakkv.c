@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "cider.h"
+#include "root.h"
 #include "cider-uring.h"
 #include "memd.h"
 #include "sysfs.h"
