@@ -26,29 +26,6 @@
  */
 #include "verbs.h"
 
-/* The sub-protocols an operation drives, by the state that drives them. */
-enum cider_child {
-	CIDER_CHILD_NONE,
-	CIDER_CHILD_FENCE,
-	CIDER_CHILD_LOCATE,
-	CIDER_CHILD_INSERT,
-	CIDER_CHILD_CASLOCK,
-	CIDER_CHILD_WRITE,
-	CIDER_CHILD_ACQUIRE,
-	CIDER_CHILD_RELEASE,
-	CIDER_CHILD_COORD,
-};
-
-static const struct {
-	const char *name;
-	u8 child;		/* enum cider_child */
-} cider_op_states[CIDER_OP_NR_STATES] = { CIDER_OP_STATES(CIDER_OP_STATE_ENTRY) };
-
-static u8 cider_op_child(const struct cider_client *c)
-{
-	return c->state < CIDER_OP_NR_STATES ? cider_op_states[c->state].child : CIDER_CHILD_NONE;
-}
-
 /* Resume a parked client soon (a message changed what it waits for). */
 static void cider_wake(struct cider_client *c)
 {
@@ -118,7 +95,7 @@ static enum cider_step cider_op_locate(struct cider_client *c, u8 fence_state, u
 }
 
 /* Start (or start over): UPDATEs may join a local WC batch first. */
-static enum cider_step cider_op_again(struct cider_client *c)
+static enum cider_step cider_op_again_next(struct cider_client *c)
 {
 	c->restart = false;
 	c->relocate = false;
@@ -140,7 +117,7 @@ static enum cider_step cider_op_again(struct cider_client *c)
 }
 
 /* Woken as a local WC member: combined, or combiner now, or alone again. */
-static enum cider_step cider_op_lwc_wait(struct cider_client *c)
+static enum cider_step cider_op_lwc_wait_next(struct cider_client *c)
 {
 	if (c->lw_member)
 		return cider_park(c);
@@ -252,7 +229,7 @@ static enum cider_step cider_op_located(struct cider_client *c)
 }
 
 /* Hash INSERT under its INSERT lock: located again (or relocating). */
-static enum cider_step cider_op_ilocated(struct cider_client *c)
+static enum cider_step cider_op_ilocate_next(struct cider_client *c)
 {
 	if (c->relocate)
 		return cider_op_goto(c, CIDER_OP_ILOOP);
@@ -271,7 +248,7 @@ static enum cider_step cider_op_ilocated(struct cider_client *c)
 }
 
 /* The optimistic write is over: done, or escalated to the lock. */
-static enum cider_step cider_op_optimistic(struct cider_client *c)
+static enum cider_step cider_op_optimistic_next(struct cider_client *c)
 {
 	if (c->relocate)
 		return cider_op_goto(c, CIDER_OP_AGAIN);
@@ -302,7 +279,7 @@ static enum cider_step cider_op_restart(struct cider_client *c)
 }
 
 /* The lock queue gave c->qn a role: act on it. */
-static enum cider_step cider_op_role(struct cider_client *c)
+static enum cider_step cider_op_acquire_next(struct cider_client *c)
 {
 	struct cider_qnode *q = c->qn;
 
@@ -359,7 +336,7 @@ static enum cider_step cider_op_hold_relocate(struct cider_client *c)
  * start over, into INSERT's path.  Elsewhere, or a late READ: release
  * the held lock as it was and start over.
  */
-static enum cider_step cider_op_hold_located(struct cider_client *c)
+static enum cider_step cider_op_hold_locate_next(struct cider_client *c)
 {
 	bool here = !c->relocate && c->found && c->laddr == c->held.laddr;
 
@@ -386,141 +363,258 @@ static enum cider_step cider_op_finish(struct cider_client *c)
 	return CIDER_STEP_DONE;
 }
 
-/* The states reached by the read and INSERT paths, once their child is done. */
-static enum cider_step cider_op_front(struct cider_client *c)
+/*
+ * What each state does once its child machine is done (or at once, for a
+ * state without one): cider_op_<state>_next, in the table below.
+ */
+static enum cider_step cider_op_fence_enter_next(struct cider_client *c)
 {
-	switch (c->state) {
-	case CIDER_OP_AGAIN:
-		return cider_op_again(c);
-	case CIDER_OP_LWC_WAIT:
-		return cider_op_lwc_wait(c);
-	case CIDER_OP_FENCE_ENTER:
-		cider_locate_init(c);
-		return cider_op_goto(c, CIDER_OP_LOCATE);
-	case CIDER_OP_LOCATE:
-		if (c->relocate)
-			return cider_op_goto(c, CIDER_OP_AGAIN);
-		if (!c->fenced || c->op == CIDER_SEARCH || c->op == CIDER_INSERT ||
-		    (c->op == CIDER_PUT && cider_hashed(c) && !c->found))
-			return cider_op_located(c);	/* INSERT's path keeps the fence */
-		cider_fence_init(c, false);
-		return cider_op_goto(c, CIDER_OP_FENCE_LEAVE);
-	case CIDER_OP_FENCE_LEAVE:
-		return cider_op_located(c);
-	case CIDER_OP_SEARCH_READ:
-		c->got = c->v[0].data[1];
-		return cider_op_search_check(c);
-	case CIDER_OP_ILOCK:
-	case CIDER_OP_ILOOP:
-		return cider_op_locate(c, CIDER_OP_IFENCE, CIDER_OP_ILOCATE);
-	case CIDER_OP_IFENCE:
-		cider_locate_init(c);
-		return cider_op_goto(c, CIDER_OP_ILOCATE);
-	case CIDER_OP_ILOCATE:
-		return cider_op_ilocated(c);
-	case CIDER_OP_IINSERT:
-		if (c->relocate)
-			return cider_op_goto(c, CIDER_OP_ILOOP);
-		cider_caslock_init(c, true);
-		return cider_op_goto(c, CIDER_OP_IUNLOCK);
-	case CIDER_OP_IUNLOCK:		/* a PUT that found its key: again */
-		return cider_op_goto(c, c->relocate ? CIDER_OP_AGAIN : CIDER_OP_DONE);
-	case CIDER_OP_INSERT:
-	default:
-		return cider_op_goto(c, CIDER_OP_DONE);
-	}
+	cider_locate_init(c);
+	return cider_op_goto(c, CIDER_OP_LOCATE);
 }
 
-/* The states reached by the UPDATE and DELETE paths, once their child is done. */
-static enum cider_step cider_op_back(struct cider_client *c)
+static enum cider_step cider_op_locate_next(struct cider_client *c)
 {
-	switch (c->state) {
-	case CIDER_OP_OPTIMISTIC:
-		return cider_op_optimistic(c);
-	case CIDER_OP_CASLOCK:
-		cider_write_init(c);
-		return cider_op_goto(c, CIDER_OP_CASLOCK_WRITE);
-	case CIDER_OP_CASLOCK_WRITE:
-		cider_caslock_init(c, true);
-		return cider_op_goto(c, CIDER_OP_CASUNLOCK);
-	case CIDER_OP_CASUNLOCK:
-		return cider_op_goto(c, c->relocate ? CIDER_OP_AGAIN : CIDER_OP_DONE);
-	case CIDER_OP_ACQUIRE:
-		return cider_op_role(c);
-	case CIDER_OP_RESTART:
+	if (c->relocate)
 		return cider_op_goto(c, CIDER_OP_AGAIN);
-	case CIDER_OP_EXEC_WRITE:
-		/* Early release: report, and free the whole batch's tickets now. */
-		cider_wc_report(c);
-		cider_release_init(c, c->qn->coord_ticket, c->qn->count);
-		return cider_op_goto(c, CIDER_OP_EXEC_RELEASE);
-	case CIDER_OP_COORD:
-		if (c->restart)
-			return cider_op_restart(c);
-		if (c->sub.coord.members && c->res == CIDER_RES_NONE)
-			return cider_op_goto(c, CIDER_OP_AGAIN);	/* the executor relocated */
-		if (c->sub.coord.members)
-			return cider_op_after_pess(c);
-		cider_write_init(c);		/* nobody to combine with */
-		return cider_op_goto(c, CIDER_OP_HOLD_WRITE);
-	case CIDER_OP_HOLD_WRITE:
-		if (c->relocate)
-			return cider_op_hold_relocate(c);
-		cider_release_init(c, c->qn->ticket, 1);
-		return cider_op_goto(c, CIDER_OP_HOLD_RELEASE);
-	case CIDER_OP_HOLD_LOCATE:
-		return cider_op_hold_located(c);
-	case CIDER_OP_HOLD_RELEASE:
-		if (c->relocate)	/* released; the key moved: start over */
-			return cider_op_goto(c, CIDER_OP_AGAIN);
-		return cider_op_after_pess(c);
-	case CIDER_OP_EXEC_RELEASE:
-		if (c->relocate)	/* reported as not done: everyone starts over */
-			return cider_op_goto(c, CIDER_OP_AGAIN);
-		return cider_op_after_pess(c);
-	case CIDER_OP_DONE:
-		if (!c->fenced)
-			return cider_op_finish(c);
-		cider_fence_init(c, false);
-		return cider_op_goto(c, CIDER_OP_DONE_FENCE);
-	case CIDER_OP_DONE_FENCE:
-	default:
-		return cider_op_finish(c);
-	}
+	if (!c->fenced || c->op == CIDER_SEARCH || c->op == CIDER_INSERT ||
+	    (c->op == CIDER_PUT && cider_hashed(c) && !c->found))
+		return cider_op_located(c);	/* INSERT's path keeps the fence */
+	cider_fence_init(c, false);
+	return cider_op_goto(c, CIDER_OP_FENCE_LEAVE);
 }
 
-/* Step the child the current state drives; CIDER_STEP_DONE if none. */
-static enum cider_step cider_op_child_step(struct cider_client *c)
+static enum cider_step cider_op_fence_leave_next(struct cider_client *c)
 {
-	switch (cider_op_child(c)) {
-	case CIDER_CHILD_FENCE:
-		return cider_fence_step(c);
-	case CIDER_CHILD_LOCATE:
-		return cider_locate_step(c);
-	case CIDER_CHILD_INSERT:
-		return cider_insert_step(c);
-	case CIDER_CHILD_CASLOCK:
-		return cider_caslock_step(c);
-	case CIDER_CHILD_WRITE:
-		return cider_write_step(c);
-	case CIDER_CHILD_ACQUIRE:
-		return cider_acquire_step(c);
-	case CIDER_CHILD_RELEASE:
-		return cider_release_step(c);
-	case CIDER_CHILD_COORD:
-		return cider_coord_step(c);
-	default:
-		return CIDER_STEP_DONE;
-	}
+	return cider_op_located(c);
 }
 
+static enum cider_step cider_op_search_read_next(struct cider_client *c)
+{
+	c->got = c->v[0].data[1];
+	return cider_op_search_check(c);
+}
+
+static enum cider_step cider_op_insert_next(struct cider_client *c)
+{
+	return cider_op_goto(c, CIDER_OP_DONE);
+}
+
+static enum cider_step cider_op_ilock_next(struct cider_client *c)
+{
+	return cider_op_locate(c, CIDER_OP_IFENCE, CIDER_OP_ILOCATE);
+}
+
+static enum cider_step cider_op_iloop_next(struct cider_client *c)
+{
+	return cider_op_locate(c, CIDER_OP_IFENCE, CIDER_OP_ILOCATE);
+}
+
+static enum cider_step cider_op_ifence_next(struct cider_client *c)
+{
+	cider_locate_init(c);
+	return cider_op_goto(c, CIDER_OP_ILOCATE);
+}
+
+static enum cider_step cider_op_iinsert_next(struct cider_client *c)
+{
+	if (c->relocate)
+		return cider_op_goto(c, CIDER_OP_ILOOP);
+	cider_caslock_init(c, true);
+	return cider_op_goto(c, CIDER_OP_IUNLOCK);
+}
+
+/* A PUT that found its key under the INSERT lock: again, as an UPDATE. */
+static enum cider_step cider_op_iunlock_next(struct cider_client *c)
+{
+	return cider_op_goto(c, c->relocate ? CIDER_OP_AGAIN : CIDER_OP_DONE);
+}
+
+static enum cider_step cider_op_caslock_next(struct cider_client *c)
+{
+	cider_write_init(c);
+	return cider_op_goto(c, CIDER_OP_CASLOCK_WRITE);
+}
+
+static enum cider_step cider_op_caslock_write_next(struct cider_client *c)
+{
+	cider_caslock_init(c, true);
+	return cider_op_goto(c, CIDER_OP_CASUNLOCK);
+}
+
+static enum cider_step cider_op_casunlock_next(struct cider_client *c)
+{
+	return cider_op_goto(c, c->relocate ? CIDER_OP_AGAIN : CIDER_OP_DONE);
+}
+
+static enum cider_step cider_op_restart_next(struct cider_client *c)
+{
+	return cider_op_goto(c, CIDER_OP_AGAIN);
+}
+
+/* Early release: report, and free the whole batch's tickets now. */
+static enum cider_step cider_op_exec_write_next(struct cider_client *c)
+{
+	cider_wc_report(c);
+	cider_release_init(c, c->qn->coord_ticket, c->qn->count);
+	return cider_op_goto(c, CIDER_OP_EXEC_RELEASE);
+}
+
+static enum cider_step cider_op_exec_release_next(struct cider_client *c)
+{
+	if (c->relocate)	/* reported as not done: everyone starts over */
+		return cider_op_goto(c, CIDER_OP_AGAIN);
+	return cider_op_after_pess(c);
+}
+
+static enum cider_step cider_op_coord_next(struct cider_client *c)
+{
+	if (c->restart)
+		return cider_op_restart(c);
+	if (c->sub.coord.members && c->res == CIDER_RES_NONE)
+		return cider_op_goto(c, CIDER_OP_AGAIN);	/* the executor relocated */
+	if (c->sub.coord.members)
+		return cider_op_after_pess(c);
+	cider_write_init(c);		/* nobody to combine with */
+	return cider_op_goto(c, CIDER_OP_HOLD_WRITE);
+}
+
+static enum cider_step cider_op_hold_write_next(struct cider_client *c)
+{
+	if (c->relocate)
+		return cider_op_hold_relocate(c);
+	cider_release_init(c, c->qn->ticket, 1);
+	return cider_op_goto(c, CIDER_OP_HOLD_RELEASE);
+}
+
+static enum cider_step cider_op_hold_release_next(struct cider_client *c)
+{
+	if (c->relocate)	/* released; the key moved: start over */
+		return cider_op_goto(c, CIDER_OP_AGAIN);
+	return cider_op_after_pess(c);
+}
+
+static enum cider_step cider_op_done_next(struct cider_client *c)
+{
+	if (!c->fenced)
+		return cider_op_finish(c);
+	cider_fence_init(c, false);
+	return cider_op_goto(c, CIDER_OP_DONE_FENCE);
+}
+
+static enum cider_step cider_op_done_fence_next(struct cider_client *c)
+{
+	return cider_op_finish(c);
+}
+
+/*
+ * The child machines an operation drives: how to step one, and its state
+ * (and its own child's, for the listing) by name.
+ */
+struct cider_child {
+	enum cider_step (*step)(struct cider_client *c);
+	const char *(*state_name)(const struct cider_client *c);
+	const char *(*leaf_name)(const struct cider_client *c);	/* NULL: no child */
+};
+
+#define CIDER_CHILD_NAME(m)						\
+static const char *cider_child_##m##_name(const struct cider_client *c)	\
+{									\
+	return cider_##m##_state_name(c->sub.m.state);			\
+}
+
+CIDER_CHILD_NAME(fence)
+CIDER_CHILD_NAME(locate)
+CIDER_CHILD_NAME(insert)
+CIDER_CHILD_NAME(caslock)
+CIDER_CHILD_NAME(write)
+CIDER_CHILD_NAME(acquire)
+CIDER_CHILD_NAME(release)
+CIDER_CHILD_NAME(coord)
+
+/* Only writes allocate, and only lock protocols wait on a qnode. */
+static const char *cider_insert_leaf_name(const struct cider_client *c)
+{
+	if (c->sub.insert.state != CIDER_INSERT_ALLOC)
+		return "";
+	return cider_alloc_state_name(c->leaf.alloc.state);
+}
+
+static const char *cider_write_leaf_name(const struct cider_client *c)
+{
+	if (c->sub.write.state != CIDER_WRITE_ALLOC)
+		return "";
+	return cider_alloc_state_name(c->leaf.alloc.state);
+}
+
+static const char *cider_acquire_leaf_name(const struct cider_client *c)
+{
+	if (c->sub.acquire.state != CIDER_ACQUIRE_WAIT &&
+	    c->sub.acquire.state != CIDER_ACQUIRE_FULL)
+		return "";
+	return cider_wait_state_name(c->leaf.wait.state);
+}
+
+static const char *cider_coord_leaf_name(const struct cider_client *c)
+{
+	if (c->sub.coord.state != CIDER_COORD_WAIT)
+		return "";
+	return cider_wait_state_name(c->leaf.wait.state);
+}
+
+#define CIDER_CHILD(m, leaf)						\
+	static const struct cider_child cider_child_##m = {		\
+		cider_##m##_step, cider_child_##m##_name, leaf		\
+	}
+CIDER_CHILD(fence, NULL);
+CIDER_CHILD(locate, NULL);
+CIDER_CHILD(insert, cider_insert_leaf_name);
+CIDER_CHILD(caslock, NULL);
+CIDER_CHILD(write, cider_write_leaf_name);
+CIDER_CHILD(acquire, cider_acquire_leaf_name);
+CIDER_CHILD(release, NULL);
+CIDER_CHILD(coord, cider_coord_leaf_name);
+/* CIDER_OP_STATES names each state's child in capitals. */
+#define CIDER_OP_CHILD_NONE	NULL
+#define CIDER_OP_CHILD_FENCE	(&cider_child_fence)
+#define CIDER_OP_CHILD_LOCATE	(&cider_child_locate)
+#define CIDER_OP_CHILD_INSERT	(&cider_child_insert)
+#define CIDER_OP_CHILD_CASLOCK	(&cider_child_caslock)
+#define CIDER_OP_CHILD_WRITE	(&cider_child_write)
+#define CIDER_OP_CHILD_ACQUIRE	(&cider_child_acquire)
+#define CIDER_OP_CHILD_RELEASE	(&cider_child_release)
+#define CIDER_OP_CHILD_COORD	(&cider_child_coord)
+
+/*
+ * The operation's machine as a table, in the manner of sunrpc's
+ * tk_action: each state names the child machine it drives (core/vocab.h,
+ * CIDER_OP_STATES) and what follows once that child is done.
+ */
+#define CIDER_OP_ACTION(n, s, child)	\
+	[CIDER_OP_##n] = { #s, CIDER_OP_CHILD_##child, cider_op_##s##_next },
+
+static const struct cider_op_action {
+	const char *name;
+	const struct cider_child *child;	/* NULL: none */
+	enum cider_step (*next)(struct cider_client *c);
+} cider_op_actions[CIDER_OP_NR_STATES] = { CIDER_OP_STATES(CIDER_OP_ACTION) };
+
+static const struct cider_child *cider_op_child(const struct cider_client *c)
+{
+	return c->state < CIDER_OP_NR_STATES ? cider_op_actions[c->state].child : NULL;
+}
+
+/* Step the child the state drives; when it is done (or there is none), go on. */
 static enum cider_step cider_op_once(struct cider_client *c)
 {
-	enum cider_step r = cider_op_child_step(c);
+	const struct cider_op_action *a;
+	enum cider_step r;
 
-	if (r != CIDER_STEP_DONE)
-		return r;
-	return c->state < CIDER_OP_OPTIMISTIC ? cider_op_front(c) : cider_op_back(c);
+	if (c->state >= CIDER_OP_NR_STATES)
+		return cider_op_finish(c);
+	a = &cider_op_actions[c->state];
+	r = a->child ? a->child->step(c) : CIDER_STEP_DONE;
+	return r == CIDER_STEP_DONE ? a->next(c) : r;
 }
 
 /* Did a verb of the batch just completed fail? */
@@ -694,57 +788,21 @@ void cider_cn_on_msg(struct cider_cn *cn, const struct cider_msg *m)
 
 const char *cider_client_state_name(const struct cider_client *c)
 {
-	return c->state < CIDER_OP_NR_STATES ? cider_op_states[c->state].name : "?";
+	return c->state < CIDER_OP_NR_STATES ? cider_op_actions[c->state].name : "?";
 }
 
 const char *cider_client_sub_state_name(const struct cider_client *c)
 {
-	switch (cider_op_child(c)) {
-	case CIDER_CHILD_FENCE:
-		return cider_fence_state_name(c->sub.fence.state);
-	case CIDER_CHILD_LOCATE:
-		return cider_locate_state_name(c->sub.locate.state);
-	case CIDER_CHILD_INSERT:
-		return cider_insert_state_name(c->sub.insert.state);
-	case CIDER_CHILD_CASLOCK:
-		return cider_caslock_state_name(c->sub.caslock.state);
-	case CIDER_CHILD_WRITE:
-		return cider_write_state_name(c->sub.write.state);
-	case CIDER_CHILD_ACQUIRE:
-		return cider_acquire_state_name(c->sub.acquire.state);
-	case CIDER_CHILD_RELEASE:
-		return cider_release_state_name(c->sub.release.state);
-	case CIDER_CHILD_COORD:
-		return cider_coord_state_name(c->sub.coord.state);
-	default:
-		return "";
-	}
+	const struct cider_child *m = cider_op_child(c);
+
+	return m ? m->state_name(c) : "";
 }
 
-/* Only writes allocate, and only lock protocols wait on a qnode. */
 const char *cider_client_leaf_state_name(const struct cider_client *c)
 {
-	switch (cider_op_child(c)) {
-	case CIDER_CHILD_INSERT:
-		if (c->sub.insert.state != CIDER_INSERT_ALLOC)
-			return "";
-		return cider_alloc_state_name(c->leaf.alloc.state);
-	case CIDER_CHILD_WRITE:
-		if (c->sub.write.state != CIDER_WRITE_ALLOC)
-			return "";
-		return cider_alloc_state_name(c->leaf.alloc.state);
-	case CIDER_CHILD_ACQUIRE:
-		if (c->sub.acquire.state != CIDER_ACQUIRE_WAIT &&
-		    c->sub.acquire.state != CIDER_ACQUIRE_FULL)
-			return "";
-		return cider_wait_state_name(c->leaf.wait.state);
-	case CIDER_CHILD_COORD:
-		if (c->sub.coord.state != CIDER_COORD_WAIT)
-			return "";
-		return cider_wait_state_name(c->leaf.wait.state);
-	default:
-		return "";
-	}
+	const struct cider_child *m = cider_op_child(c);
+
+	return m && m->leaf_name ? m->leaf_name(c) : "";
 }
 
 void cider_cn_init(struct cider_cn *cn, u32 id, const struct cider_cfg *cfg,

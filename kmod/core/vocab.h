@@ -199,7 +199,6 @@
 #define CIDER_RES_ENUM(n, s, e)		CIDER_RES_##n,
 #define CIDER_CORE_OP_ENUM(n, s)	CIDER_##n,
 #define CIDER_OP_STATE_ENUM(n, s, child)	CIDER_OP_##n,
-#define CIDER_OP_STATE_ENTRY(n, s, child)	{ #s, CIDER_CHILD_##child },
 #define CIDER_SUB_STATE_ENUM(M, m, n, s)	CIDER_##M##_##n,
 #define CIDER_SUB_STATE_NAME(M, m, n, s)	#m ":" #s,
 #define CIDER_QSTATE_ENUM(n, s)		CIDER_Q_##n,
