@@ -11,7 +11,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
-#include "core/race.h"
+#include "core/hashindex.h"
 #include "core/store.h"
 #include "fault.h"
 #include "kvshard.h"

@@ -21,7 +21,7 @@ void cider_alloc_init(struct cider_client *c)
 
 static enum cider_step cider_alloc_once(struct cider_client *c)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
+	const struct cider_cfg *cfg = cider_cfg_of(c);
 	struct cider_alloc *a = &c->leaf.alloc;
 	struct cider_cn *cn = c->cn;
 
@@ -32,8 +32,8 @@ static enum cider_step cider_alloc_once(struct cider_client *c)
 			return CIDER_STEP_NEXT;
 		/* The oldest freed block waits for the reader fence (slab.h). */
 		a->fence_t = cider_now(c);
-		v_reset(c);
-		v_read(c, cfg->rfence, 8);
+		cider_v_reset(c);
+		cider_v_read(c, cfg->rfence, 8);
 		a->state = CIDER_ALLOC_FENCE;
 		return CIDER_STEP_POSTED;
 	case CIDER_ALLOC_FENCE:
@@ -53,8 +53,8 @@ static enum cider_step cider_alloc_once(struct cider_client *c)
 		if (cn->slab.claimer[cider_alloc_cls(c)])
 			return cider_sleep(c, cider_max_u64(cfg->backoff_t0_ns, 1000));
 		cn->slab.claimer[cider_alloc_cls(c)] = c->index + 1;
-		v_reset(c);
-		v_faa(c, cfg->alloc_cursor, cfg->chunk_size);
+		cider_v_reset(c);
+		cider_v_faa(c, cfg->alloc_cursor, cfg->chunk_size);
 		a->state = CIDER_ALLOC_CHUNK;
 		return CIDER_STEP_POSTED;
 	case CIDER_ALLOC_CHUNK:
@@ -92,8 +92,8 @@ const char *cider_alloc_state_name(u8 state)
  */
 void cider_block_unlinked(struct cider_client *c, u64 word)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
-	u64 off = w_off(c, word);
+	const struct cider_cfg *cfg = cider_cfg_of(c);
+	u64 off = cider_w_off(c, word);
 
 	if (off >= cfg->data_off && off < cfg->data_off + cfg->data_size_limit)
 		cider_slab_free(&c->cn->slab, cider_hashed(c) ? cider_slot_class(word) : 0,
@@ -121,7 +121,7 @@ bool cider_block_build(struct cider_client *c, u64 blk)
 	n = cider_block_seal(c->buf, c->wop, c->klen, c->wvlen);
 	if (n < 0)
 		return false;
-	v_add(c, CIDER_V_WRITE, blk, (u32)n)->buf = c->buf;
+	cider_v_add(c, CIDER_V_WRITE, blk, (u32)n)->buf = c->buf;
 	return true;
 }
 
@@ -131,43 +131,6 @@ void cider_block_unused(struct cider_client *c, u64 *blk)
 	if (*blk)
 		cider_slab_unused(&c->cn->slab, cider_hashed(c) ? c->cls : 0, *blk);
 	*blk = 0;
-}
-
-void cider_fence_init(struct cider_client *c, bool enter)
-{
-	c->sub.fence.state = CIDER_FENCE_BEGIN;
-	c->sub.fence.enter = enter;
-}
-
-/*
- * Announce this client on the reader fence (slab.h), or leave it once its
- * READs are done so that reuse may go on.
- */
-enum cider_step cider_fence_step(struct cider_client *c)
-{
-	struct cider_fence *f = &c->sub.fence;
-
-	if (f->state == CIDER_FENCE_BEGIN) {
-		v_reset(c);
-		v_faa(c, cfg_of(c)->rfence, f->enter ? 1 : (u64)-1);
-		f->state = CIDER_FENCE_FAA;
-		return CIDER_STEP_POSTED;
-	}
-	c->fenced = f->enter;
-	if (f->enter)
-		c->fences++;
-	else
-		c->late = 0;
-	return CIDER_STEP_DONE;
-}
-
-const char *cider_fence_state_name(u8 state)
-{
-	static const char *const names[] = {
-		CIDER_FENCE_STATES(CIDER_SUB_STATE_NAME)
-	};
-
-	return state < ARRAY_SIZE(names) ? names[state] : "fence:?";
 }
 
 /* A client that dies while claiming a chunk lets the others claim. */

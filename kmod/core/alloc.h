@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * KV blocks for writes (alloc.c): allocation from the CN's slab, with a
- * chunk claimed from the MN when the slab is empty, and the reader fence
- * (slab.h) that lets a late reader hold up reuse.
+ * chunk claimed from the MN when the slab is empty.
  */
 #ifndef _CIDER_CORE_ALLOC_H
 #define _CIDER_CORE_ALLOC_H
@@ -21,22 +20,10 @@ struct cider_alloc {
 	u64 fence_t;		/* when the fence READ was posted */
 };
 
-enum cider_fence_state { CIDER_FENCE_STATES(CIDER_SUB_STATE_ENUM) };
-
-/* Announce this client on the reader fence (enter) or leave it. */
-struct cider_fence {
-	u8 state;		/* enum cider_fence_state */
-	bool enter;
-};
-
 void cider_alloc_init(struct cider_client *c);
 enum cider_step cider_alloc_step(struct cider_client *c);
 void cider_alloc_crash(struct cider_client *c);
 const char *cider_alloc_state_name(u8 state);
-
-void cider_fence_init(struct cider_client *c, bool enter);
-enum cider_step cider_fence_step(struct cider_client *c);
-const char *cider_fence_state_name(u8 state);
 
 void cider_block_unlinked(struct cider_client *c, u64 word);
 void cider_block_unused(struct cider_client *c, u64 *blk);

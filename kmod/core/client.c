@@ -67,7 +67,7 @@ void cider_client_timer(struct cider_client *c, u32 token)
 /* Should this UPDATE or DELETE take the lock? */
 static bool cider_pessimistic(struct cider_client *c)
 {
-	switch (cfg_of(c)->mode) {
+	switch (cider_cfg_of(c)->mode) {
 	case CIDER_MODE_OSYNC:
 		return false;
 	case CIDER_MODE_CIDER:
@@ -107,7 +107,7 @@ static enum cider_step cider_op_again_next(struct cider_client *c)
 	c->wval = c->val;
 	c->wvlen = c->vlen;
 	c->wop = c->opid;
-	if (c->op == CIDER_UPDATE && cfg_of(c)->local_wc && !c->lw && !c->fenced &&
+	if (c->op == CIDER_UPDATE && cider_cfg_of(c)->local_wc && !c->lw && !c->fenced &&
 	    cider_lwc_join(c)) {
 		c->lw_member = true;
 		c->state = CIDER_OP_LWC_WAIT;
@@ -140,7 +140,7 @@ static enum cider_step cider_op_search_check(struct cider_client *c)
 	 * The reclamation rule (slab.h): bytes read more than half a grace
 	 * period after the pointer may be a reused block's.
 	 */
-	if (!c->fenced && cider_now(c) - c->t0 > cfg_of(c)->grace_ns / 2) {
+	if (!c->fenced && cider_now(c) - c->t0 > cider_cfg_of(c)->grace_ns / 2) {
 		c->read_retries++;
 		c->late++;
 		return cider_op_goto(c, CIDER_OP_AGAIN);
@@ -163,8 +163,8 @@ static enum cider_step cider_op_search(struct cider_client *c)
 	}
 	if (cider_hashed(c))		/* the hash index read it already */
 		return cider_op_search_check(c);
-	v_reset(c);
-	v_read(c, w_off(c, c->ptr), 16);
+	cider_v_reset(c);
+	cider_v_read(c, cider_w_off(c, c->ptr), 16);
 	c->state = CIDER_OP_SEARCH_READ;
 	return CIDER_STEP_POSTED;
 }
@@ -178,7 +178,7 @@ static enum cider_step cider_op_lock(struct cider_client *c)
 	 * nobody may join a batch whose outcome is already decided.
 	 */
 	cider_lwc_close(c);
-	if (cfg_of(c)->mode == CIDER_MODE_CASLOCK) {
+	if (cider_cfg_of(c)->mode == CIDER_MODE_CASLOCK) {
 		c->caddr = c->laddr;
 		cider_caslock_init(c, false);
 		return cider_op_goto(c, CIDER_OP_CASLOCK);
@@ -253,7 +253,7 @@ static enum cider_step cider_op_optimistic_next(struct cider_client *c)
 	if (c->relocate)
 		return cider_op_goto(c, CIDER_OP_AGAIN);
 	if (!c->escalate) {
-		if (cfg_of(c)->mode == CIDER_MODE_CIDER)
+		if (cider_cfg_of(c)->mode == CIDER_MODE_CIDER)
 			cider_cont_after_opt(c->cn, c->key, c->sub.write.retries);
 		return cider_op_goto(c, CIDER_OP_DONE);
 	}
@@ -266,7 +266,7 @@ static enum cider_step cider_op_optimistic_next(struct cider_client *c)
 /* A pessimistic UPDATE is over: Algorithm 1 learns its batch size. */
 static enum cider_step cider_op_after_pess(struct cider_client *c)
 {
-	if (cfg_of(c)->mode == CIDER_MODE_CIDER && cider_op_updates(c->op))
+	if (cider_cfg_of(c)->mode == CIDER_MODE_CIDER && cider_op_updates(c->op))
 		cider_cont_after_pess(c->cn, c->key, c->batch);
 	return cider_op_goto(c, CIDER_OP_DONE);
 }
@@ -275,7 +275,7 @@ static enum cider_step cider_op_after_pess(struct cider_client *c)
 static enum cider_step cider_op_restart(struct cider_client *c)
 {
 	c->state = CIDER_OP_RESTART;
-	return cider_sleep(c, cfg_of(c)->backoff_t0_ns);
+	return cider_sleep(c, cider_cfg_of(c)->backoff_t0_ns);
 }
 
 /* The lock queue gave c->qn a role: act on it. */
@@ -302,7 +302,7 @@ static enum cider_step cider_op_acquire_next(struct cider_client *c)
 		c->batch = q->count;
 		cider_write_init(c);
 		return cider_op_goto(c, CIDER_OP_EXEC_WRITE);
-	} else if (cfg_of(c)->mode == CIDER_MODE_CIDER && q->granted_waiting &&
+	} else if (cider_cfg_of(c)->mode == CIDER_MODE_CIDER && q->granted_waiting &&
 		   cider_op_updates(c->op)) {
 		/* It waited: others may be queued behind it to combine with. */
 		cider_coord_init(c);
@@ -669,7 +669,7 @@ static bool cider_args_ok(const struct cider_client *c, const struct cider_kv_ar
 	if (writes && a->value_len && !a->value)
 		return false;
 	if (!cider_hashed(c))
-		return a->key_len == 8 && cider_le64(a->key, 8) < cfg_of(c)->nr_keys &&
+		return a->key_len == 8 && cider_le64(a->key, 8) < cider_cfg_of(c)->nr_keys &&
 		       (!writes || a->value_len == 8);
 	return a->key_len && a->key_len <= CIDER_MAX_KEY &&
 	       (!writes || a->value_len <= CIDER_MAX_VALUE);

@@ -9,7 +9,9 @@
 
 #include "proto.h"
 #include "alloc.h"
+#include "caslock.h"
 #include "contention.h"
+#include "fence.h"
 #include "localwc.h"
 #include "locate.h"
 #include "lockqueue.h"

@@ -1,212 +1,71 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Finding a key's data pointer: in the pointer array it is at a fixed
- * place; in the RACE-style hash index (race.h) it is whichever slot of the
- * key's two buckets holds a block with the key.  Either way the result is
- * c->paddr (the word to CAS), c->laddr (its lock entry) and c->ptr (its
- * value as read), so every mode's operations run unchanged on top.
- */
-#include "verbs.h"
+/* The hash index's words and key placement; see hashindex.h. */
+#include "hashindex.h"
 
-static u64 cider_bucket_addr(const struct cider_cfg *cfg, u64 b)
+u64 cider_key_hash(const void *key, u32 len, u64 seed)
 {
-	return cfg->bucket_off + b * CIDER_BUCKET_SIZE;
-}
+	const u8 *b = key;
+	u64 h = 0xcbf29ce484222325ULL ^ seed;
 
-static void cider_use_slot(struct cider_client *c, u32 b, u32 i)
-{
-	const struct cider_cfg *cfg = cfg_of(c);
-	u64 slot = c->sub.locate.bucket[b] * CIDER_BUCKET_SLOTS + i;
-
-	c->ptr = c->sub.locate.bkt[b][i];
-	c->paddr = cider_bucket_addr(cfg, c->sub.locate.bucket[b]) + i * 8;
-	c->laddr = cider_lock_addr(cfg, slot);
-	c->lver = w_ver(c, c->ptr);
-}
-
-/*
- * Is the block in c->buf (@len bytes fetched) an intact block of c's key?
- * When it is, a SEARCH takes its value: c->got_len, c->got (the first 8
- * bytes) and the first c->out_len bytes in c->out.
- */
-static enum cider_block_check cider_block_mine(struct cider_client *c, u32 len)
-{
-	enum cider_block_check r;
-	const void *v;
-	u32 vl;
-
-	/* Lengths, CRC, then the key bytes against the caller's. */
-	r = cider_block_check(c->buf, len, c->kbytes, c->klen, &v, &vl);
-	if (r != CIDER_BLOCK_OK)
-		return r;
-	c->got_len = vl;
-	c->got = cider_le64(v, vl);
-	if (c->op == CIDER_SEARCH && c->out)
-		memcpy(c->out, v, vl < c->out_len ? vl : c->out_len);
-	return CIDER_BLOCK_OK;
-}
-
-/* INSERTs of a key serialize on its first bucket's lock (no duplicates). */
-void cider_locate_ilock(struct cider_client *c)
-{
-	const struct cider_cfg *cfg = cfg_of(c);
-	struct cider_hash_loc loc;
-
-	cider_hash_locate(c->kbytes, c->klen, cfg->nr_buckets, &loc);
-	c->caddr = cfg->ilock_off + loc.bucket[0] * 16;
-}
-
-void cider_locate_init(struct cider_client *c)
-{
-	c->sub.locate.state = CIDER_LOCATE_BEGIN;
-}
-
-/* Start: the array's pointer is at a fixed place, a key's buckets are two. */
-static enum cider_step cider_locate_begin(struct cider_client *c)
-{
-	const struct cider_cfg *cfg = cfg_of(c);
-	struct cider_locate *l = &c->sub.locate;
-	struct cider_hash_loc loc;
-
-	c->relocate = false;
-	c->found = false;
-	c->t0 = cider_now(c);
-	v_reset(c);
-	if (!cider_hashed(c)) {
-		c->paddr = cider_ptr_addr(cfg, c->key);
-		c->laddr = cider_lock_addr(cfg, c->key);
-		v_read(c, c->paddr, 8);
-		l->state = CIDER_LOCATE_POINTER;
-		return CIDER_STEP_POSTED;
+	while (len--) {
+		h ^= *b++;
+		h *= 0x100000001b3ULL;
 	}
-	cider_hash_locate(c->kbytes, c->klen, cfg->nr_buckets, &loc);
-	c->fp = loc.fp;
-	l->bucket[0] = loc.bucket[0];
-	l->bucket[1] = loc.bucket[1];
-	v_read(c, cider_bucket_addr(cfg, l->bucket[0]), CIDER_BUCKET_SIZE);
-	v_read(c, cider_bucket_addr(cfg, l->bucket[1]), CIDER_BUCKET_SIZE);
-	l->state = CIDER_LOCATE_BUCKETS;
-	return CIDER_STEP_POSTED;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+void cider_hash_locate(const void *key, u32 len, u64 nr_buckets, struct cider_hash_loc *loc)
+{
+	u64 h1 = cider_key_hash(key, len, 0), h2 = cider_key_hash(key, len, 0x9e3779b97f4a7c15ULL);
+
+	loc->bucket[0] = h1 % nr_buckets;
+	loc->bucket[1] = h2 % nr_buckets;
+	if (loc->bucket[1] == loc->bucket[0])
+		loc->bucket[1] = (loc->bucket[0] + 1) % nr_buckets;
+	loc->fp = (u8)(h1 >> 56) ? (u8)(h1 >> 56) : 1;
+}
+
+int cider_bucket_match(const u64 *slots, u8 fp, int from)
+{
+	int i;
+
+	for (i = from; i < CIDER_BUCKET_SLOTS; i++)
+		if (!cider_slot_empty(slots[i]) && cider_slot_fp(slots[i]) == fp)
+			return i;
+	return -1;
+}
+
+u32 cider_bucket_load(const u64 *slots)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < CIDER_BUCKET_SLOTS; i++)
+		n += !cider_slot_empty(slots[i]);
+	return n;
+}
+
+int cider_bucket_free(const u64 *slots)
+{
+	int i;
+
+	for (i = 0; i < CIDER_BUCKET_SLOTS; i++)
+		if (cider_slot_empty(slots[i]))
+			return i;
+	return -1;
 }
 
 /*
- * The next slot whose fingerprint matches: READ its block, since
- * fingerprints collide.  None: the key is absent; offer a slot of the
- * emptier bucket (two choices, as RACE), c->paddr 0 if both are full.
+ * A hashed key's identity for per-key state on a CN (hot-key credits,
+ * local write combining): a third hash, its top bit clear so that
+ * "id + 1" never wraps to the "free" 0.  State that a collision would
+ * make wrong (combining two keys' writes) also compares the bytes.
  */
-static enum cider_step cider_locate_scan(struct cider_client *c)
+u64 cider_key_id(const void *key, u32 len)
 {
-	struct cider_locate *l = &c->sub.locate;
-	u32 b, i;
-	u64 w;
-
-	for (; l->ci < 2 * CIDER_BUCKET_SLOTS; l->ci++) {
-		w = l->bkt[l->ci / 8][l->ci % 8];
-		if (cider_slot_empty(w) || cider_slot_fp(w) != c->fp)
-			continue;
-		/*
-		 * A class no block has (4 bits hold 16, there are 12), or one
-		 * larger than this store's largest block, comes only from a
-		 * corrupt slot (raw writes can make one): never READ that
-		 * much into c->buf.
-		 */
-		if (cider_slot_class(w) >= CIDER_NR_CLASSES ||
-		    cider_class_size(cider_slot_class(w)) > c->buf_len)
-			continue;
-		v_reset(c);
-		v_add(c, CIDER_V_READ, cider_slot_off(w),
-		      cider_class_size(cider_slot_class(w)))->buf = c->buf;
-		l->state = CIDER_LOCATE_BLOCK;
-		return CIDER_STEP_POSTED;
-	}
-	c->ptr = 0;
-	c->paddr = 0;
-	b = cider_bucket_load(l->bkt[1]) < cider_bucket_load(l->bkt[0]);
-	for (i = 0; i < 2 * CIDER_BUCKET_SLOTS; i++) {
-		u32 bb = (b + i / CIDER_BUCKET_SLOTS) % 2, ii = i % CIDER_BUCKET_SLOTS;
-
-		if (cider_slot_empty(l->bkt[bb][ii])) {
-			cider_use_slot(c, bb, ii);
-			break;
-		}
-	}
-	return CIDER_STEP_DONE;
-}
-
-/* A candidate's block is in c->buf: is it c->key's? */
-static enum cider_step cider_locate_block(struct cider_client *c)
-{
-	struct cider_locate *l = &c->sub.locate;
-	u64 w = l->bkt[l->ci / 8][l->ci % 8];
-	enum cider_block_check r;
-
-	r = cider_block_mine(c, cider_class_size(cider_slot_class(w)));
-	/* Read beyond the reclamation rule: it may be a reused block, look again. */
-	if (!c->fenced && cider_now(c) - c->t0 > cfg_of(c)->grace_ns / 2) {
-		c->late++;
-		c->relocate = true;
-		return CIDER_STEP_DONE;
-	}
-	/*
-	 * Within the rule a block cannot be torn (blocks are written before
-	 * they are linked and freed a grace period after they are unlinked):
-	 * one that fails its checks is corrupt (a raw write, a bad peer), and
-	 * reads the same every time.  Looking again would spin forever on
-	 * it; it is not this key's block, as far as anyone can tell.
-	 */
-	if (r == CIDER_BLOCK_TORN)
-		c->st.corrupt++;
-	if (r != CIDER_BLOCK_OK) {		/* a fingerprint collision, or corrupt */
-		l->ci++;
-		l->state = CIDER_LOCATE_SCAN;
-		return CIDER_STEP_NEXT;
-	}
-	cider_use_slot(c, l->ci / 8, l->ci % 8);
-	c->found = true;
-	return CIDER_STEP_DONE;
-}
-
-static enum cider_step cider_locate_once(struct cider_client *c)
-{
-	struct cider_locate *l = &c->sub.locate;
-
-	switch (l->state) {
-	case CIDER_LOCATE_BEGIN:
-		return cider_locate_begin(c);
-	case CIDER_LOCATE_POINTER:
-		c->ptr = c->v[0].data[0];
-		c->found = w_off(c, c->ptr) != 0;
-		return CIDER_STEP_DONE;
-	case CIDER_LOCATE_BUCKETS:
-		memcpy(l->bkt[0], c->v[0].data, CIDER_BUCKET_SIZE);
-		memcpy(l->bkt[1], c->v[1].data, CIDER_BUCKET_SIZE);
-		l->ci = 0;
-		l->state = CIDER_LOCATE_SCAN;
-		return CIDER_STEP_NEXT;
-	case CIDER_LOCATE_SCAN:
-		return cider_locate_scan(c);
-	case CIDER_LOCATE_BLOCK:
-	default:
-		return cider_locate_block(c);
-	}
-}
-
-/*
- * Find c->key.  c->found says whether it is there; if not, a hash index
- * offers an empty slot for an INSERT (c->paddr 0: both buckets full).
- * Sets c->relocate if a block read broke the reclamation rule: the caller
- * starts over.
- */
-enum cider_step cider_locate_step(struct cider_client *c)
-{
-	return cider_run(c, cider_locate_once);
-}
-
-const char *cider_locate_state_name(u8 state)
-{
-	static const char *const names[] = {
-		CIDER_LOCATE_STATES(CIDER_SUB_STATE_NAME)
-	};
-
-	return state < ARRAY_SIZE(names) ? names[state] : "locate:?";
+	return cider_key_hash(key, len, 0x2545f4914f6cdd1dULL) >> 1;
 }

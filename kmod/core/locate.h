@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Finding a key's data pointer (hashindex.c): in the pointer array at a
+ * Finding a key's data pointer (locate.c): in the pointer array at a
  * fixed place, in the RACE-style hash index in one of two buckets.
  */
 #ifndef _CIDER_CORE_LOCATE_H

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The lock queue: a FIFO lock per data pointer whose enqueue never fails
- * or retries on plain 8-byte verbs, and the CAS spinlock baseline.
+ * or retries on plain 8-byte verbs (the CAS spinlock baseline is
+ * caslock.c).
  *
  * Enqueue is one FAA on the lock's header (lockqueue.h): it returns the
  * ticket (head + size) and, when the queue was empty, the lock.  Kernel
@@ -101,7 +102,7 @@ void cider_lq_send(struct cider_cn *cn, u8 type, u32 to_cn, u32 to_slot, u32 to_
 
 static u64 cider_lq_ring(const struct cider_client *c, u32 ticket)
 {
-	return c->laddr + CIDER_LQ_RING_OFF + 8ULL * (ticket & (cfg_of(c)->lock_qlen - 1));
+	return c->laddr + CIDER_LQ_RING_OFF + 8ULL * (ticket & (cider_cfg_of(c)->lock_qlen - 1));
 }
 
 /* The header after a reset: every ticket issued skipped, a new generation. */
@@ -143,7 +144,7 @@ static bool cider_wait_cond(const struct cider_client *c)
 	case CIDER_WAIT_ROOM:
 	default:
 		return q->state != CIDER_Q_WAITING ||
-		       q->ticket - cider_lq_head(c->epoch) < cfg_of(c)->lock_qlen;
+		       q->ticket - cider_lq_head(c->epoch) < cider_cfg_of(c)->lock_qlen;
 	}
 }
 
@@ -157,8 +158,8 @@ void cider_wait_init(struct cider_client *c, u8 cond)
 /* Nobody released for a whole lease: the holder is gone, skip the queue. */
 static enum cider_step cider_wait_reset(struct cider_client *c, u64 h)
 {
-	v_reset(c);
-	v_cas(c, c->laddr, h, cider_lq_reset_word(h));
+	cider_v_reset(c);
+	cider_v_cas(c, c->laddr, h, cider_lq_reset_word(h));
 	c->leaf.wait.state = CIDER_WAIT_RESET;
 	return CIDER_STEP_POSTED;
 }
@@ -171,7 +172,7 @@ static enum cider_step cider_wait_reset(struct cider_client *c, u64 h)
  */
 static enum cider_step cider_wait_polled(struct cider_client *c)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
+	const struct cider_cfg *cfg = cider_cfg_of(c);
 	struct cider_lock_wait *w = &c->leaf.wait;
 	struct cider_qnode *q = c->qn;
 	u64 h = c->epoch, now = cider_now(c);
@@ -235,7 +236,7 @@ static enum cider_step cider_wait_reset_done(struct cider_client *c)
 /* How long to sleep before the next poll. */
 static u64 cider_wait_period(const struct cider_client *c)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
+	const struct cider_cfg *cfg = cider_cfg_of(c);
 	u32 behind;
 
 	if (c->leaf.wait.cond != CIDER_WAIT_ROOM)
@@ -266,8 +267,8 @@ static enum cider_step cider_wait_once(struct cider_client *c)
 		w->state = CIDER_WAIT_CHECK;
 		if (cider_wait_cond(c) || !c->timer_fired)
 			return CIDER_STEP_NEXT;
-		v_reset(c);
-		v_read(c, c->laddr, 8);
+		cider_v_reset(c);
+		cider_v_read(c, c->laddr, 8);
 		w->state = CIDER_WAIT_POLL;
 		return CIDER_STEP_POSTED;
 	case CIDER_WAIT_POLL:
@@ -321,11 +322,11 @@ static enum cider_step cider_acquire_entry(struct cider_client *c)
 	struct cider_qnode *q = c->qn;
 	struct cider_verb *v;
 
-	v_reset(c);
-	v = v_add(c, CIDER_V_WRITE, cider_lq_ring(c, q->ticket), 8);
-	v->data[0] = cider_lq_entry(q->ticket, c->op == CIDER_DELETE, w_ver(c, c->ptr),
+	cider_v_reset(c);
+	v = cider_v_add(c, CIDER_V_WRITE, cider_lq_ring(c, q->ticket), 8);
+	v->data[0] = cider_lq_entry(q->ticket, c->op == CIDER_DELETE, cider_w_ver(c, c->ptr),
 				    c->cn->id, cider_qid_slot(q->id));
-	v_read(c, c->laddr, 8);
+	cider_v_read(c, c->laddr, 8);
 	c->sub.acquire.state = CIDER_ACQUIRE_ENTRY;
 	return CIDER_STEP_POSTED;
 }
@@ -346,7 +347,7 @@ static enum cider_step cider_acquire_faa(struct cider_client *c)
 		cider_lq_trace_acquire(c);
 		return CIDER_STEP_DONE;
 	}
-	if (cider_lq_size(h) < cfg_of(c)->lock_qlen)
+	if (cider_lq_size(h) < cider_cfg_of(c)->lock_qlen)
 		return cider_acquire_entry(c);
 	c->st.ring_full++;
 	cider_wait_init(c, CIDER_WAIT_ROOM);
@@ -384,8 +385,8 @@ static enum cider_step cider_acquire_once(struct cider_client *c)
 			c->restart = true;
 			return CIDER_STEP_DONE;
 		}
-		v_reset(c);
-		v_faa(c, c->laddr, CIDER_LQ_HDR_ENQ);
+		cider_v_reset(c);
+		cider_v_faa(c, c->laddr, CIDER_LQ_HDR_ENQ);
 		a->state = CIDER_ACQUIRE_FAA;
 		return CIDER_STEP_POSTED;
 	case CIDER_ACQUIRE_FAA:
@@ -450,9 +451,9 @@ static enum cider_step cider_release_once(struct cider_client *c)
 	if (rl->state == CIDER_RELEASE_BEGIN) {
 		cider_trace(c, CIDER_T_RELEASE, c->laddr, q->id,
 			    CIDER_T_QUEUE | (u64)rl->count << 32 | rl->first);
-		v_reset(c);
-		v_faa(c, c->laddr, cider_lq_release_add(rl->count));
-		v_read(c, cider_lq_ring(c, next), 8);
+		cider_v_reset(c);
+		cider_v_faa(c, c->laddr, cider_lq_release_add(rl->count));
+		cider_v_read(c, cider_lq_ring(c, next), 8);
 		rl->state = CIDER_RELEASE_POSTED;
 		return CIDER_STEP_POSTED;
 	}
@@ -487,103 +488,6 @@ const char *cider_release_state_name(u8 state)
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "release:?";
-}
-
-/*
- * The CAS spinlock baseline: CAS the lock word from 0 to the client's id,
- * backing off (truncated exponential, adaptive bound) after each failure.
- * A holder that stays past the lease is reset as in the MCS lock.
- */
-void cider_caslock_init(struct cider_client *c, bool release)
-{
-	c->sub.caslock.state = release ? CIDER_CASLOCK_RELEASE : CIDER_CASLOCK_BEGIN;
-}
-
-static u64 cider_caslock_me(const struct cider_client *c)
-{
-	return cider_word(0, c->id + 1);
-}
-
-/* The CAS on the lock word completed: taken, or wait (or reset it). */
-static enum cider_step cider_caslock_cas(struct cider_client *c)
-{
-	struct cider_caslock *l = &c->sub.caslock;
-	struct cider_cn *cn = c->cn;
-	u64 w0 = c->v[0].old, e = c->v[1].data[0];
-
-	cider_backoff_account(&cn->backoff, l->attempt > 0, cider_now(c));
-	if (w0 == 0) {
-		cider_trace(c, CIDER_T_ACQUIRE, c->caddr, cider_caslock_me(c), 0);
-		return CIDER_STEP_DONE;
-	}
-	c->st.cas_fail++;
-	if (e != l->seen_epoch) {
-		l->seen_epoch = e;
-		l->changed_at = cider_now(c);
-	} else if (cider_now(c) - l->changed_at >= cfg_of(c)->lease_ns) {
-		v_reset(c);
-		v_cas(c, c->caddr, w0, 0);
-		v_faa(c, c->caddr + 8, CIDER_EPOCH_GEN);
-		l->state = CIDER_CASLOCK_RESET;
-		return CIDER_STEP_POSTED;
-	}
-	l->state = CIDER_CASLOCK_BACKOFF;
-	return cider_sleep(c, cider_backoff_delay(&cn->backoff, l->attempt++, cider_rand(c)));
-}
-
-static enum cider_step cider_caslock_once(struct cider_client *c)
-{
-	struct cider_caslock *l = &c->sub.caslock;
-
-	switch (l->state) {
-	case CIDER_CASLOCK_BEGIN:
-		l->attempt = 0;
-		l->seen_epoch = ~0ULL;
-		l->state = CIDER_CASLOCK_TRY;
-		return CIDER_STEP_NEXT;
-	case CIDER_CASLOCK_TRY:
-		v_reset(c);
-		v_cas(c, c->caddr, 0, cider_caslock_me(c));
-		v_read(c, c->caddr + 8, 8);
-		l->state = CIDER_CASLOCK_CAS;
-		return CIDER_STEP_POSTED;
-	case CIDER_CASLOCK_CAS:
-		return cider_caslock_cas(c);
-	case CIDER_CASLOCK_RESET:
-		c->st.resets++;
-		cider_trace(c, CIDER_T_RESET, c->caddr, c->v[0].arg0, 2);
-		l->seen_epoch = ~0ULL;
-		l->state = CIDER_CASLOCK_TRY;
-		return CIDER_STEP_NEXT;
-	case CIDER_CASLOCK_BACKOFF:
-		l->state = CIDER_CASLOCK_TRY;
-		return CIDER_STEP_NEXT;
-	case CIDER_CASLOCK_RELEASE:
-		cider_trace(c, CIDER_T_RELEASE, c->caddr, cider_caslock_me(c), 0);
-		v_reset(c);
-		v_cas(c, c->caddr, cider_caslock_me(c), 0);
-		v_faa(c, c->caddr + 8, 1);
-		l->state = CIDER_CASLOCK_UNLOCK;
-		return CIDER_STEP_POSTED;
-	case CIDER_CASLOCK_UNLOCK:
-	default:
-		return CIDER_STEP_DONE;
-	}
-}
-
-/* Acquire or release (as initialized) the CAS spinlock on c->caddr. */
-enum cider_step cider_caslock_step(struct cider_client *c)
-{
-	return cider_run(c, cider_caslock_once);
-}
-
-const char *cider_caslock_state_name(u8 state)
-{
-	static const char *const names[] = {
-		CIDER_CASLOCK_STATES(CIDER_SUB_STATE_NAME)
-	};
-
-	return state < ARRAY_SIZE(names) ? names[state] : "caslock:?";
 }
 
 const char *cider_qstate_name(u8 state)

@@ -174,16 +174,6 @@ struct cider_release {
 	u32 count;
 };
 
-enum cider_caslock_state { CIDER_CASLOCK_STATES(CIDER_SUB_STATE_ENUM) };
-
-/* The CAS spinlock on c->caddr: acquire, or release. */
-struct cider_caslock {
-	u8 state;		/* enum cider_caslock_state */
-	u32 attempt;
-	u64 seen_epoch;
-	u64 changed_at;
-};
-
 void cider_wait_init(struct cider_client *c, u8 cond);
 enum cider_step cider_wait_step(struct cider_client *c);
 const char *cider_wait_state_name(u8 state);
@@ -195,10 +185,6 @@ const char *cider_acquire_state_name(u8 state);
 void cider_release_init(struct cider_client *c, u32 first, u32 count);
 enum cider_step cider_release_step(struct cider_client *c);
 const char *cider_release_state_name(u8 state);
-
-void cider_caslock_init(struct cider_client *c, bool release);
-enum cider_step cider_caslock_step(struct cider_client *c);
-const char *cider_caslock_state_name(u8 state);
 
 const char *cider_qstate_name(u8 state);
 void cider_qnode_owner_done(struct cider_qnode *q);

@@ -15,7 +15,7 @@
 #include "store.h"
 #include "block.h"
 #include "kv.h"
-#include "race.h"
+#include "hashindex.h"
 #include "lockqueue.h"
 
 #define CIDER_ARRAY_CHUNK	(64ULL << 10)

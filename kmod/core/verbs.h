@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What a step function uses: the configuration, the data pointer's word
- * (the array's, kv.h, or a hash slot's, race.h), building the verb batch
+ * (the array's, kv.h, or a hash slot's, hashindex.h), building the verb batch
  * in c->v, the clock and the checkers' trace.
  */
 #ifndef _CIDER_CORE_VERBS_H
 #define _CIDER_CORE_VERBS_H
 
 #include "client.h"
-#include "race.h"
+#include "hashindex.h"
 
-static inline const struct cider_cfg *cfg_of(const struct cider_client *c)
+static inline const struct cider_cfg *cider_cfg_of(const struct cider_client *c)
 {
 	return c->cn->cfg;
 }
@@ -20,17 +20,17 @@ static inline bool cider_hashed(const struct cider_client *c)
 	return c->cn->cfg->index == CIDER_INDEX_HASH;
 }
 
-static inline u64 w_off(const struct cider_client *c, u64 w)
+static inline u64 cider_w_off(const struct cider_client *c, u64 w)
 {
 	return cider_hashed(c) ? cider_slot_off(w) : cider_word_off(w);
 }
 
-static inline u32 w_ver(const struct cider_client *c, u64 w)
+static inline u32 cider_w_ver(const struct cider_client *c, u64 w)
 {
 	return cider_hashed(c) ? cider_slot_ver(w) : cider_word_ver(w);
 }
 
-static inline u64 w_make(const struct cider_client *c, u32 ver, u64 off)
+static inline u64 cider_w_make(const struct cider_client *c, u32 ver, u64 off)
 {
 	if (cider_hashed(c))
 		return cider_slot_make(off ? c->fp : 0, off ? c->cls : 0, ver, off);
@@ -54,12 +54,12 @@ static inline void cider_trace(struct cider_client *c, u8 type, u64 lock, u64 a,
 		c->cn->fab->ops->trace(c->cn->fab->priv, c, type, lock, a, b);
 }
 
-static inline void v_reset(struct cider_client *c)
+static inline void cider_v_reset(struct cider_client *c)
 {
 	c->nv = 0;
 }
 
-static inline struct cider_verb *v_add(struct cider_client *c, u8 op, u64 addr, u32 len)
+static inline struct cider_verb *cider_v_add(struct cider_client *c, u8 op, u64 addr, u32 len)
 {
 	struct cider_verb *v = &c->v[c->nv++];
 
@@ -70,30 +70,30 @@ static inline struct cider_verb *v_add(struct cider_client *c, u8 op, u64 addr, 
 	return v;
 }
 
-static inline void v_read(struct cider_client *c, u64 addr, u32 len)
+static inline void cider_v_read(struct cider_client *c, u64 addr, u32 len)
 {
-	v_add(c, CIDER_V_READ, addr, len);
+	cider_v_add(c, CIDER_V_READ, addr, len);
 }
 
-static inline void v_write(struct cider_client *c, u64 addr, u64 d0, u64 d1)
+static inline void cider_v_write(struct cider_client *c, u64 addr, u64 d0, u64 d1)
 {
-	struct cider_verb *v = v_add(c, CIDER_V_WRITE, addr, 16);
+	struct cider_verb *v = cider_v_add(c, CIDER_V_WRITE, addr, 16);
 
 	v->data[0] = d0;
 	v->data[1] = d1;
 }
 
-static inline void v_cas(struct cider_client *c, u64 addr, u64 cmp, u64 swp)
+static inline void cider_v_cas(struct cider_client *c, u64 addr, u64 cmp, u64 swp)
 {
-	struct cider_verb *v = v_add(c, CIDER_V_CAS, addr, 8);
+	struct cider_verb *v = cider_v_add(c, CIDER_V_CAS, addr, 8);
 
 	v->arg0 = cmp;
 	v->arg1 = swp;
 }
 
-static inline void v_faa(struct cider_client *c, u64 addr, u64 add)
+static inline void cider_v_faa(struct cider_client *c, u64 addr, u64 add)
 {
-	v_add(c, CIDER_V_FAA, addr, 8)->arg0 = add;
+	cider_v_add(c, CIDER_V_FAA, addr, 8)->arg0 = add;
 }
 
 /* A step's way to sleep: until woken, or at most @ns (cider_sleep). */

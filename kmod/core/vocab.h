@@ -20,7 +20,7 @@
  */
 #define CIDER_SB_INDEXES(X)						\
 	X(ARRAY, array, 1)	/* the paper's pointer array, u64 keys */	\
-	X(HASH, hash, 2)	/* RACE-style hash index (race.h) */
+	X(HASH, hash, 2)	/* RACE-style hash index (hashindex.h) */
 
 #define CIDER_SB_MODES(X)						\
 	X(OSYNC, osync, 1)	/* out-of-place write + CAS, retries */	\

@@ -89,12 +89,12 @@ static enum cider_step cider_write_try(struct cider_client *c)
 	 * lock reset lets a DELETE in), the members' own ops (UPDATE or PUT)
 	 * decide what absent means to each, so all start over.
 	 */
-	if (!w_off(c, c->ptr) && c->state == CIDER_OP_EXEC_WRITE && c->batch > 1) {
+	if (!cider_w_off(c, c->ptr) && c->state == CIDER_OP_EXEC_WRITE && c->batch > 1) {
 		c->relocate = true;
 		return cider_write_stop(c, CIDER_RES_NONE);
 	}
 	/* A PUT installs over an absent key too (array: the same word). */
-	if (!w_off(c, c->ptr) && c->op != CIDER_PUT)
+	if (!cider_w_off(c, c->ptr) && c->op != CIDER_PUT)
 		return cider_write_stop(c, CIDER_RES_NOTFOUND);
 	if (cider_write_escalates(c)) {
 		/*
@@ -105,17 +105,17 @@ static enum cider_step cider_write_try(struct cider_client *c)
 		c->escalate = true;	/* to the lock queue (contention.c) */
 		return cider_write_stop(c, CIDER_RES_NONE);
 	}
-	v_reset(c);
+	cider_v_reset(c);
 	if (c->op != CIDER_DELETE) {
 		if (!w->retries && cider_hashed(c) && !cider_block_build(c, w->blk))
 			return cider_write_stop(c, CIDER_RES_NOSPC);
 		else if (!w->retries && !cider_hashed(c))
-			v_write(c, w->blk, c->key, cider_le64(c->wval, 8));
-		w->cmp = w_make(c, w_ver(c, c->ptr), w->blk);
+			cider_v_write(c, w->blk, c->key, cider_le64(c->wval, 8));
+		w->cmp = cider_w_make(c, cider_w_ver(c, c->ptr), w->blk);
 	} else {
-		w->cmp = w_make(c, w_ver(c, c->ptr) + 1, 0);
+		w->cmp = cider_w_make(c, cider_w_ver(c, c->ptr) + 1, 0);
 	}
-	v_cas(c, c->paddr, c->ptr, w->cmp);
+	cider_v_cas(c, c->paddr, c->ptr, w->cmp);
 	c->exposed = true;	/* the pointer may change from here on */
 	w->state = CIDER_WRITE_CAS;
 	return CIDER_STEP_POSTED;
@@ -124,7 +124,7 @@ static enum cider_step cider_write_try(struct cider_client *c)
 /* The CAS completed: done, or follow the word it found. */
 static enum cider_step cider_write_cas(struct cider_client *c)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
+	const struct cider_cfg *cfg = cider_cfg_of(c);
 	struct cider_write *w = &c->sub.write;
 	struct cider_cn *cn = c->cn;
 	u64 old = c->v[c->nv - 1].old;
@@ -172,15 +172,15 @@ static enum cider_step cider_write_once(struct cider_client *c)
 		w->state = CIDER_WRITE_CHECK;
 		return CIDER_STEP_NEXT;
 	case CIDER_WRITE_CHECK:
-		if (w_off(c, c->ptr) || !c->ptr_hint)
+		if (cider_w_off(c, c->ptr) || !c->ptr_hint)
 			return cider_write_try(c);
 		/*
 		 * A hint (from the queue) may seed a CAS but never decide
 		 * "absent": INSERTs are optimistic and take no lock.
 		 */
 		c->ptr_hint = false;
-		v_reset(c);
-		v_read(c, c->paddr, 8);
+		cider_v_reset(c);
+		cider_v_read(c, c->paddr, 8);
 		w->state = CIDER_WRITE_HINT;
 		return CIDER_STEP_POSTED;
 	case CIDER_WRITE_HINT:
@@ -224,19 +224,19 @@ static enum cider_step cider_insert_try(struct cider_client *c)
 {
 	struct cider_insert *in = &c->sub.insert;
 
-	if (w_off(c, c->ptr) && cider_hashed(c)) {
+	if (cider_w_off(c, c->ptr) && cider_hashed(c)) {
 		/* Another key's INSERT took the empty slot first. */
 		c->relocate = true;
 		cider_block_unused(c, &in->blk);
 		return CIDER_STEP_DONE;
 	}
-	if (w_off(c, c->ptr)) {
+	if (cider_w_off(c, c->ptr)) {
 		c->res = CIDER_RES_EXISTS;
 		cider_block_unused(c, &in->blk);
 		return CIDER_STEP_DONE;
 	}
-	in->cmp = w_make(c, w_ver(c, c->ptr), in->blk);
-	v_cas(c, c->paddr, c->ptr, in->cmp);
+	in->cmp = cider_w_make(c, cider_w_ver(c, c->ptr), in->blk);
+	cider_v_cas(c, c->paddr, c->ptr, in->cmp);
 	c->exposed = true;
 	in->state = CIDER_INSERT_CAS;
 	return CIDER_STEP_POSTED;
@@ -252,13 +252,13 @@ static enum cider_step cider_insert_alloced(struct cider_client *c)
 		c->res = CIDER_RES_NOSPC;
 		return CIDER_STEP_DONE;
 	}
-	v_reset(c);
+	cider_v_reset(c);
 	if (cider_hashed(c) && !cider_block_build(c, in->blk)) {
 		c->res = CIDER_RES_NOSPC;
 		cider_block_unused(c, &in->blk);
 		return CIDER_STEP_DONE;
 	} else if (!cider_hashed(c)) {
-		v_write(c, in->blk, c->key, cider_le64(c->wval, 8));
+		cider_v_write(c, in->blk, c->key, cider_le64(c->wval, 8));
 	}
 	return cider_insert_try(c);
 }
@@ -290,7 +290,7 @@ static enum cider_step cider_insert_once(struct cider_client *c)
 		}
 		c->st.cas_fail++;
 		c->ptr = old;
-		v_reset(c);
+		cider_v_reset(c);
 		return cider_insert_try(c);
 	}
 }

@@ -44,7 +44,7 @@ void cider_coord_init(struct cider_client *c)
 /* Does pointer (slot) word @p hold the coordinator's key? */
 static bool cider_coord_has_key(const struct cider_client *c, u64 p)
 {
-	if (!w_off(c, p))
+	if (!cider_w_off(c, p))
 		return false;
 	return !cider_hashed(c) || (cider_slot_fp(p) == c->fp && cider_slot_ver(p) == c->lver);
 }
@@ -52,7 +52,7 @@ static bool cider_coord_has_key(const struct cider_client *c, u64 p)
 /* Step 1 done: the members, tickets c+1.. whose entries may be combined. */
 static u32 cider_coord_members(struct cider_client *c, u64 p)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
+	const struct cider_cfg *cfg = cider_cfg_of(c);
 	const struct cider_qnode *q = c->qn;
 	u64 h = c->lq_ring[0];
 	u32 tail = cider_lq_head(h) + cider_lq_size(h), t, n = 0;
@@ -65,7 +65,7 @@ static u32 cider_coord_members(struct cider_client *c, u64 p)
 		u64 e = c->lq_ring[2 + (t & (cfg->lock_qlen - 1))];
 
 		if (!cider_lq_entry_for(e, t) || cider_lq_entry_del(e) ||
-		    cider_lq_entry_ver(e) != w_ver(c, p))
+		    cider_lq_entry_ver(e) != cider_w_ver(c, p))
 			break;
 		n++;
 	}
@@ -86,7 +86,7 @@ static enum cider_step cider_coord_lend(struct cider_client *c)
 	if (!co->members)
 		return CIDER_STEP_DONE;
 	exec = q->ticket + co->members;
-	e = c->lq_ring[2 + (exec & (cfg_of(c)->lock_qlen - 1))];
+	e = c->lq_ring[2 + (exec & (cider_cfg_of(c)->lock_qlen - 1))];
 	q->ptr = p;
 	q->count = co->members + 1;
 	cider_trace(c, CIDER_T_RELEASE, c->laddr, q->id, 0);	/* lent to the executor */
@@ -101,7 +101,7 @@ static enum cider_step cider_coord_lend(struct cider_client *c)
 /* Step 5: the result goes to every member but the executor, in parallel. */
 static void cider_coord_result(struct cider_client *c)
 {
-	const struct cider_cfg *cfg = cfg_of(c);
+	const struct cider_cfg *cfg = cider_cfg_of(c);
 	struct cider_qnode *q = c->qn;
 	u32 i;
 
@@ -128,10 +128,10 @@ static enum cider_step cider_coord_once(struct cider_client *c)
 
 	switch (co->state) {
 	case CIDER_COORD_BEGIN:
-		v_reset(c);
-		v = v_add(c, CIDER_V_READ, c->laddr, cfg_of(c)->lock_rec);
+		cider_v_reset(c);
+		v = cider_v_add(c, CIDER_V_READ, c->laddr, cider_cfg_of(c)->lock_rec);
 		v->buf = c->lq_ring;
-		v_read(c, c->paddr, 8);
+		cider_v_read(c, c->paddr, 8);
 		co->state = CIDER_COORD_READ;
 		return CIDER_STEP_POSTED;
 	case CIDER_COORD_READ:

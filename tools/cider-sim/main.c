@@ -10,7 +10,7 @@
 #include "store.h"
 #include "block.h"
 #include "lincheck.h"
-#include "race.h"
+#include "hashindex.h"
 #include "sim.h"
 
 static const char *const mode_names[] = { "osync", "caslock", "mcs", "cider" };
@@ -360,7 +360,7 @@ static void preload_hash(struct sim *s)
 			for (i = 0; i < CIDER_BUCKET_SLOTS; i++)
 				slots[b][i] = sim_mem_read(s, cfg->bucket_off +
 							  loc.bucket[b] * CIDER_BUCKET_SIZE + i * 8);
-		/* The emptier bucket first, as INSERT does (hashindex.c). */
+		/* The emptier bucket first, as INSERT does (locate.c). */
 		first = cider_bucket_load(slots[1]) < cider_bucket_load(slots[0]);
 		for (i = 0; i < 2 * CIDER_BUCKET_SLOTS; i++) {
 			b = (first + i / CIDER_BUCKET_SLOTS) % 2;

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "client.h"
-#include "race.h"
+#include "hashindex.h"
 #include "workload.h"
 
 #define PS 1ULL

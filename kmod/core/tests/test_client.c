@@ -9,7 +9,7 @@
 
 #include "kselftest_harness.h"
 #include "client.h"
-#include "race.h"
+#include "hashindex.h"
 
 struct fake {
 	struct cider_verb v[CIDER_MAX_VERBS];

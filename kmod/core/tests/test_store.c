@@ -3,7 +3,7 @@
 #include "kselftest_harness.h"
 #include "store.h"
 #include "lockqueue.h"
-#include "race.h"
+#include "hashindex.h"
 
 TEST(wire_structures_have_fixed_sizes)
 {

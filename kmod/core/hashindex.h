@@ -17,8 +17,8 @@
  * extendible hashing (global depth, subtable addresses); this version has
  * one subtable, sized when the MN is formatted.
  */
-#ifndef _CIDER_CORE_RACE_H
-#define _CIDER_CORE_RACE_H
+#ifndef _CIDER_CORE_HASHINDEX_H
+#define _CIDER_CORE_HASHINDEX_H
 
 #include "kv.h"
 

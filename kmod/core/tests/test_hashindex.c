@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of the hash index's slots and placement (race.c). */
+/* Unit tests of the hash index's slots and placement (hashindex.c). */
 #include <stdio.h>
 
 #include "kselftest_harness.h"
 #include "block.h"
-#include "race.h"
+#include "hashindex.h"
 
 TEST(slot_fields_do_not_bleed)
 {
