@@ -97,11 +97,10 @@ static enum cider_step cider_op_locate(struct cider_client *c, u8 fence_state, u
 /* Start (or start over): UPDATEs may join a local WC batch first. */
 static enum cider_step cider_op_again_next(struct cider_client *c)
 {
-	c->restart = false;
-	c->relocate = false;
+	c->outcome = CIDER_OUT_OK;
+	c->after = CIDER_OP_DONE;
 	c->ptr_hint = false;
-	c->escalate = false;
-	c->nf_at_read = false;
+	c->absent_since = ~0ULL;
 	c->res = CIDER_RES_NONE;
 	c->batch = 1;
 	c->wval = c->val;
@@ -157,7 +156,7 @@ static enum cider_step cider_op_search_check(struct cider_client *c)
 
 static enum cider_step cider_op_search(struct cider_client *c)
 {
-	if (!c->found) {
+	if (c->outcome != CIDER_OUT_OK) {
 		c->res = CIDER_RES_NOTFOUND;
 		return cider_op_goto(c, CIDER_OP_DONE);
 	}
@@ -198,6 +197,8 @@ static enum cider_step cider_op_ilock(struct cider_client *c)
 /* The key is located: on to what the operation does with it. */
 static enum cider_step cider_op_located(struct cider_client *c)
 {
+	bool found = c->outcome == CIDER_OUT_OK;
+
 	switch (c->op) {
 	case CIDER_SEARCH:
 		return cider_op_search(c);
@@ -208,13 +209,13 @@ static enum cider_step cider_op_located(struct cider_client *c)
 		}
 		return cider_op_ilock(c);
 	}
-	if (!c->found && c->op == CIDER_PUT && cider_hashed(c)) {
+	if (!found && c->op == CIDER_PUT && cider_hashed(c)) {
 		c->pess = false;		/* an INSERT, for a hash slot: no key lock */
 		return cider_op_ilock(c);
 	}
-	if (!c->found && c->op != CIDER_PUT) {
+	if (!found && c->op != CIDER_PUT) {
 		c->res = CIDER_RES_NOTFOUND;
-		c->nf_at_read = true;
+		c->absent_since = c->t0;
 		return cider_op_goto(c, CIDER_OP_DONE);
 	}
 	c->pess = cider_pessimistic(c);
@@ -231,11 +232,14 @@ static enum cider_step cider_op_located(struct cider_client *c)
 /* Hash INSERT under its INSERT lock: located again (or relocating). */
 static enum cider_step cider_op_ilocate_next(struct cider_client *c)
 {
-	if (c->relocate)
+	bool found = c->outcome == CIDER_OUT_OK;
+
+	if (c->outcome == CIDER_OUT_RELOCATE)
 		return cider_op_goto(c, CIDER_OP_ILOOP);
-	if (c->found && c->op == CIDER_PUT) {
-		c->relocate = true;	/* present after all: an UPDATE, unlocked */
-	} else if (c->found) {
+	c->after = CIDER_OP_DONE;
+	if (found && c->op == CIDER_PUT) {
+		c->after = CIDER_OP_AGAIN;	/* present after all: an UPDATE, unlocked */
+	} else if (found) {
 		c->res = CIDER_RES_EXISTS;
 	} else if (!c->paddr) {
 		c->res = CIDER_RES_NOSPC;	/* both buckets full */
@@ -250,9 +254,9 @@ static enum cider_step cider_op_ilocate_next(struct cider_client *c)
 /* The optimistic write is over: done, or escalated to the lock. */
 static enum cider_step cider_op_optimistic_next(struct cider_client *c)
 {
-	if (c->relocate)
+	if (c->outcome == CIDER_OUT_RELOCATE)
 		return cider_op_goto(c, CIDER_OP_AGAIN);
-	if (!c->escalate) {
+	if (c->outcome != CIDER_OUT_ESCALATE) {
 		if (cider_cfg_of(c)->mode == CIDER_MODE_CIDER)
 			cider_cont_after_opt(c->cn, c->key, c->sub.write.retries);
 		return cider_op_goto(c, CIDER_OP_DONE);
@@ -283,7 +287,7 @@ static enum cider_step cider_op_acquire_next(struct cider_client *c)
 {
 	struct cider_qnode *q = c->qn;
 
-	if (c->restart)		/* a reset, a lost result, or no qnode */
+	if (c->outcome == CIDER_OUT_RESTART)	/* a reset, a lost result, or no qnode */
 		return cider_op_restart(c);
 	if (q->ptr != c->ptr) {	/* the latest pointer the queue knows */
 		c->ptr = q->ptr;
@@ -338,16 +342,18 @@ static enum cider_step cider_op_hold_relocate(struct cider_client *c)
  */
 static enum cider_step cider_op_hold_locate_next(struct cider_client *c)
 {
-	bool here = !c->relocate && c->found && c->laddr == c->held.laddr;
+	bool here = c->outcome == CIDER_OUT_OK && c->laddr == c->held.laddr;
 
 	if (here) {
 		cider_write_init(c);
 		return cider_op_goto(c, CIDER_OP_HOLD_WRITE);
 	}
-	if (!c->relocate && !c->found && c->op != CIDER_PUT)
+	if (c->outcome == CIDER_OUT_NOTFOUND && c->op != CIDER_PUT) {
 		c->res = CIDER_RES_NOTFOUND;
-	else
-		c->relocate = true;
+		c->after = CIDER_OP_DONE;
+	} else {
+		c->after = CIDER_OP_AGAIN;
+	}
 	c->paddr = c->held.paddr;
 	c->laddr = c->held.laddr;
 	c->ptr = c->held.ptr;
@@ -375,10 +381,10 @@ static enum cider_step cider_op_fence_enter_next(struct cider_client *c)
 
 static enum cider_step cider_op_locate_next(struct cider_client *c)
 {
-	if (c->relocate)
+	if (c->outcome == CIDER_OUT_RELOCATE)
 		return cider_op_goto(c, CIDER_OP_AGAIN);
 	if (!c->fenced || c->op == CIDER_SEARCH || c->op == CIDER_INSERT ||
-	    (c->op == CIDER_PUT && cider_hashed(c) && !c->found))
+	    (c->op == CIDER_PUT && cider_hashed(c) && c->outcome != CIDER_OUT_OK))
 		return cider_op_located(c);	/* INSERT's path keeps the fence */
 	cider_fence_init(c, false);
 	return cider_op_goto(c, CIDER_OP_FENCE_LEAVE);
@@ -418,8 +424,9 @@ static enum cider_step cider_op_ifence_next(struct cider_client *c)
 
 static enum cider_step cider_op_iinsert_next(struct cider_client *c)
 {
-	if (c->relocate)
+	if (c->outcome == CIDER_OUT_RELOCATE)
 		return cider_op_goto(c, CIDER_OP_ILOOP);
+	c->after = CIDER_OP_DONE;
 	cider_caslock_init(c, true);
 	return cider_op_goto(c, CIDER_OP_IUNLOCK);
 }
@@ -427,7 +434,7 @@ static enum cider_step cider_op_iinsert_next(struct cider_client *c)
 /* A PUT that found its key under the INSERT lock: again, as an UPDATE. */
 static enum cider_step cider_op_iunlock_next(struct cider_client *c)
 {
-	return cider_op_goto(c, c->relocate ? CIDER_OP_AGAIN : CIDER_OP_DONE);
+	return cider_op_goto(c, c->after);
 }
 
 static enum cider_step cider_op_caslock_next(struct cider_client *c)
@@ -438,13 +445,14 @@ static enum cider_step cider_op_caslock_next(struct cider_client *c)
 
 static enum cider_step cider_op_caslock_write_next(struct cider_client *c)
 {
+	c->after = c->outcome == CIDER_OUT_RELOCATE ? CIDER_OP_AGAIN : CIDER_OP_DONE;
 	cider_caslock_init(c, true);
 	return cider_op_goto(c, CIDER_OP_CASUNLOCK);
 }
 
 static enum cider_step cider_op_casunlock_next(struct cider_client *c)
 {
-	return cider_op_goto(c, c->relocate ? CIDER_OP_AGAIN : CIDER_OP_DONE);
+	return cider_op_goto(c, c->after);
 }
 
 static enum cider_step cider_op_restart_next(struct cider_client *c)
@@ -456,20 +464,21 @@ static enum cider_step cider_op_restart_next(struct cider_client *c)
 static enum cider_step cider_op_exec_write_next(struct cider_client *c)
 {
 	cider_wc_report(c);
+	c->after = c->outcome == CIDER_OUT_RELOCATE ? CIDER_OP_AGAIN : CIDER_OP_DONE;
 	cider_release_init(c, c->qn->coord_ticket, c->qn->count);
 	return cider_op_goto(c, CIDER_OP_EXEC_RELEASE);
 }
 
 static enum cider_step cider_op_exec_release_next(struct cider_client *c)
 {
-	if (c->relocate)	/* reported as not done: everyone starts over */
+	if (c->after == CIDER_OP_AGAIN)	/* reported as not done: everyone starts over */
 		return cider_op_goto(c, CIDER_OP_AGAIN);
 	return cider_op_after_pess(c);
 }
 
 static enum cider_step cider_op_coord_next(struct cider_client *c)
 {
-	if (c->restart)
+	if (c->outcome == CIDER_OUT_RESTART)
 		return cider_op_restart(c);
 	if (c->sub.coord.members && c->res == CIDER_RES_NONE)
 		return cider_op_goto(c, CIDER_OP_AGAIN);	/* the executor relocated */
@@ -481,15 +490,16 @@ static enum cider_step cider_op_coord_next(struct cider_client *c)
 
 static enum cider_step cider_op_hold_write_next(struct cider_client *c)
 {
-	if (c->relocate)
+	if (c->outcome == CIDER_OUT_RELOCATE)
 		return cider_op_hold_relocate(c);
+	c->after = CIDER_OP_DONE;
 	cider_release_init(c, c->qn->ticket, 1);
 	return cider_op_goto(c, CIDER_OP_HOLD_RELEASE);
 }
 
 static enum cider_step cider_op_hold_release_next(struct cider_client *c)
 {
-	if (c->relocate)	/* released; the key moved: start over */
+	if (c->after == CIDER_OP_AGAIN)	/* released; the key moved: start over */
 		return cider_op_goto(c, CIDER_OP_AGAIN);
 	return cider_op_after_pess(c);
 }

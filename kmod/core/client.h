@@ -54,7 +54,6 @@ struct cider_client {
 	bool exposed;		/* its effect may be visible: see cider_client_abort() */
 	u32 writer;		/* a write's installer (itself unless combined) */
 	bool pess;		/* this UPDATE went the pessimistic way */
-	bool escalate;		/* it was optimistic and lost too often */
 	u32 batch;		/* WC batch size as this client saw it */
 	/* what the sub-protocols found out, for the whole operation */
 	u64 ptr;		/* the data pointer as last known */
@@ -64,11 +63,18 @@ struct cider_client {
 		u64 paddr, laddr, ptr;
 	} held;
 	u64 t0;			/* when the key was located */
-	bool found;		/* the key was found by cider_locate */
-	bool relocate;		/* hash: the slot changed keys: find it again */
-	bool restart;		/* the lock was reset or busy: start over */
+	u8 outcome;		/* enum cider_outcome: how the last child ended */
+	/*
+	 * enum cider_op_state: where the operation goes once the lock it
+	 * holds is released (AGAIN: start over; DONE: on to its end).
+	 */
+	u8 after;
 	bool ptr_hint;		/* c->ptr came from another client */
-	bool nf_at_read;	/* "not found" decided by the first READ */
+	/*
+	 * "Not found" decided by the first READ, without a lock: that READ's
+	 * time (t0), else ~0 (localwc.c: a later member cannot take it).
+	 */
+	u64 absent_since;
 	u8 fp;			/* hash: the key's fingerprint */
 	u32 lver;		/* hash: the slot's version when located */
 	u32 cls;		/* hash: size class of the block being written */

@@ -118,7 +118,7 @@ static u64 cider_lwc_settle(struct cider_cn *cn, u64 mask, const struct cider_cl
 		 * cannot answer for a member that arrived after that READ,
 		 * which starts over on its own instead.
 		 */
-		if (by && !(by->nf_at_read && m->join_t >= by->t0)) {
+		if (by && m->join_t < by->absent_since) {
 			m->res = by->res;
 			m->writer = by->writer;
 			m->st.combined++;

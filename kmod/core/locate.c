@@ -68,8 +68,7 @@ static enum cider_step cider_locate_begin(struct cider_client *c)
 	struct cider_locate *l = &c->sub.locate;
 	struct cider_hash_loc loc;
 
-	c->relocate = false;
-	c->found = false;
+	c->outcome = CIDER_OUT_NOTFOUND;	/* until it is found */
 	c->t0 = cider_now(c);
 	cider_v_reset(c);
 	if (!cider_hashed(c)) {
@@ -144,7 +143,7 @@ static enum cider_step cider_locate_block(struct cider_client *c)
 	/* Read beyond the reclamation rule: it may be a reused block, look again. */
 	if (!c->fenced && cider_now(c) - c->t0 > cider_cfg_of(c)->grace_ns / 2) {
 		c->late++;
-		c->relocate = true;
+		c->outcome = CIDER_OUT_RELOCATE;
 		return CIDER_STEP_DONE;
 	}
 	/*
@@ -162,7 +161,7 @@ static enum cider_step cider_locate_block(struct cider_client *c)
 		return CIDER_STEP_NEXT;
 	}
 	cider_use_slot(c, l->ci / 8, l->ci % 8);
-	c->found = true;
+	c->outcome = CIDER_OUT_OK;
 	return CIDER_STEP_DONE;
 }
 
@@ -175,7 +174,7 @@ static enum cider_step cider_locate_once(struct cider_client *c)
 		return cider_locate_begin(c);
 	case CIDER_LOCATE_POINTER:
 		c->ptr = c->v[0].data[0];
-		c->found = cider_w_off(c, c->ptr) != 0;
+		c->outcome = cider_w_off(c, c->ptr) ? CIDER_OUT_OK : CIDER_OUT_NOTFOUND;
 		return CIDER_STEP_DONE;
 	case CIDER_LOCATE_BUCKETS:
 		memcpy(l->bkt[0], c->v[0].data, CIDER_BUCKET_SIZE);
@@ -192,10 +191,10 @@ static enum cider_step cider_locate_once(struct cider_client *c)
 }
 
 /*
- * Find c->key.  c->found says whether it is there; if not, a hash index
- * offers an empty slot for an INSERT (c->paddr 0: both buckets full).
- * Sets c->relocate if a block read broke the reclamation rule: the caller
- * starts over.
+ * Find c->key.  Ends OK (it is there) or NOTFOUND (a hash index then
+ * offers an empty slot for an INSERT, c->paddr 0: both buckets full), or
+ * RELOCATE if a block read broke the reclamation rule: the caller starts
+ * over.
  */
 enum cider_step cider_locate_step(struct cider_client *c)
 {

@@ -120,7 +120,7 @@ static void cider_abandon(struct cider_client *c)
 		cider_qnode_owner_done(c->qn);
 		c->qn = NULL;
 	}
-	c->restart = true;
+	c->outcome = CIDER_OUT_RESTART;
 }
 
 /* The lock is c->qn's, in ticket order, for its own write. */
@@ -195,7 +195,7 @@ static enum cider_step cider_wait_polled(struct cider_client *c)
 			w->passed_at = now ? now : 1;
 		else if (now - w->passed_at >= cfg->lease_ns)
 			cider_abandon(c);
-		return c->restart ? CIDER_STEP_DONE : CIDER_STEP_NEXT;
+		return c->outcome == CIDER_OUT_RESTART ? CIDER_STEP_DONE : CIDER_STEP_NEXT;
 	}
 	if (cider_lq_head(h) != w->seen_head) {
 		w->seen_head = cider_lq_head(h);
@@ -282,7 +282,7 @@ static enum cider_step cider_wait_once(struct cider_client *c)
 
 /*
  * Wait until the condition holds, polling the header every quarter lease
- * (for room in the ring: by distance).  Ends with c->restart set (and the
+ * (for room in the ring: by distance).  Ends RESTART (and the
  * qnode abandoned) when the lock was reset, by this client or another.
  */
 enum cider_step cider_wait_step(struct cider_client *c)
@@ -302,6 +302,7 @@ const char *cider_wait_state_name(u8 state)
 void cider_acquire_init(struct cider_client *c)
 {
 	c->sub.acquire.state = CIDER_ACQUIRE_BEGIN;
+	c->outcome = CIDER_OUT_OK;
 }
 
 /* The observation a checker needs: who holds the lock, with which ticket. */
@@ -382,7 +383,7 @@ static enum cider_step cider_acquire_once(struct cider_client *c)
 	case CIDER_ACQUIRE_BEGIN:
 		c->qn = cider_qnode_alloc(c);
 		if (!c->qn) {			/* every slot busy: try again later */
-			c->restart = true;
+			c->outcome = CIDER_OUT_RESTART;
 			return CIDER_STEP_DONE;
 		}
 		cider_v_reset(c);
@@ -393,7 +394,7 @@ static enum cider_step cider_acquire_once(struct cider_client *c)
 		return cider_acquire_faa(c);
 	case CIDER_ACQUIRE_FULL:
 		r = cider_wait_step(c);
-		if (r != CIDER_STEP_DONE || c->restart)
+		if (r != CIDER_STEP_DONE || c->outcome == CIDER_OUT_RESTART)
 			return r;
 		if (c->qn->state == CIDER_Q_WAITING)
 			return cider_acquire_entry(c);
@@ -403,7 +404,7 @@ static enum cider_step cider_acquire_once(struct cider_client *c)
 	case CIDER_ACQUIRE_WAIT:
 	default:
 		r = cider_wait_step(c);
-		if (r != CIDER_STEP_DONE || c->restart)
+		if (r != CIDER_STEP_DONE || c->outcome == CIDER_OUT_RESTART)
 			return r;
 		break;
 	}
@@ -414,7 +415,7 @@ static enum cider_step cider_acquire_once(struct cider_client *c)
 
 /*
  * Enqueue on c->key's lock and wait until the qnode has a role (GRANTED,
- * EXECUTOR or COMBINED) or c->restart is set.  The entry records the
+ * EXECUTOR or COMBINED), or ends RESTART.  The entry records the
  * pointer version this client read and whether it is a DELETE: a
  * coordinator combines only UPDATEs whose version is the pointer's
  * (writecomb.c), so nothing is combined across a DELETE.

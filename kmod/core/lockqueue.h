@@ -143,8 +143,8 @@ enum cider_wait_cond {
 enum cider_wait_state { CIDER_WAIT_STATES(CIDER_SUB_STATE_ENUM) };
 
 /*
- * Wait until the condition holds, polling the lock's header; ends with
- * c->restart set (and the qnode abandoned) if the lock was reset, or the
+ * Wait until the condition holds, polling the lock's header; ends
+ * RESTART (and the qnode abandoned) if the lock was reset, or the
  * ticket was released by a batch whose result never came.
  */
 struct cider_lock_wait {
@@ -159,7 +159,7 @@ enum cider_acquire_state { CIDER_ACQUIRE_STATES(CIDER_SUB_STATE_ENUM) };
 
 /*
  * Enqueue on c->key's lock (one FAA, never retried) and wait until c->qn
- * has a role (GRANTED, EXECUTOR or COMBINED) or c->restart is set.
+ * has a role (GRANTED, EXECUTOR or COMBINED), or ends RESTART.
  */
 struct cider_acquire {
 	u8 state;		/* enum cider_acquire_state */

@@ -26,4 +26,21 @@ enum cider_step {
 	CIDER_STEP_DONE,	/* finished: the parent goes on */
 };
 
+/*
+ * How a child machine that reports one ended (c->outcome; its init makes
+ * it OK): locate, insert, write, acquire and coord.  The fence, the CAS
+ * spinlock and release have nothing to report and leave it as it was.
+ */
+enum cider_outcome {
+	CIDER_OUT_OK,		/* done as asked (locate: the key is there) */
+	CIDER_OUT_NOTFOUND,	/* locate: the key is not there */
+	/*
+	 * The key's slot or pointer changed under it, or a READ broke the
+	 * reclamation rule: find it again.
+	 */
+	CIDER_OUT_RELOCATE,
+	CIDER_OUT_RESTART,	/* the lock was reset, or no qnode: pause, start over */
+	CIDER_OUT_ESCALATE,	/* the optimistic write lost too often: take the lock */
+};
+
 #endif

@@ -46,6 +46,7 @@ static bool cider_write_escalates(const struct cider_client *c)
 void cider_write_init(struct cider_client *c)
 {
 	c->sub.write.state = CIDER_WRITE_BEGIN;
+	c->outcome = CIDER_OUT_OK;
 }
 
 static enum cider_step cider_write_begin(struct cider_client *c)
@@ -65,7 +66,7 @@ static enum cider_step cider_write_begin(struct cider_client *c)
 	return CIDER_STEP_NEXT;
 }
 
-/* Stop without writing: @res, or a flag (relocate, escalate) set. */
+/* Stop without writing: @res, or an outcome (RELOCATE, ESCALATE) set. */
 static enum cider_step cider_write_stop(struct cider_client *c, u8 res)
 {
 	if (res != CIDER_RES_NONE)
@@ -81,7 +82,7 @@ static enum cider_step cider_write_try(struct cider_client *c)
 
 	if (cider_hashed(c) && !cider_slot_is(c, c->ptr)) {
 		/* The slot no longer holds this key: find it again. */
-		c->relocate = true;
+		c->outcome = CIDER_OUT_RELOCATE;
 		return cider_write_stop(c, CIDER_RES_NONE);
 	}
 	/*
@@ -90,7 +91,7 @@ static enum cider_step cider_write_try(struct cider_client *c)
 	 * decide what absent means to each, so all start over.
 	 */
 	if (!cider_w_off(c, c->ptr) && c->state == CIDER_OP_EXEC_WRITE && c->batch > 1) {
-		c->relocate = true;
+		c->outcome = CIDER_OUT_RELOCATE;
 		return cider_write_stop(c, CIDER_RES_NONE);
 	}
 	/* A PUT installs over an absent key too (array: the same word). */
@@ -102,7 +103,7 @@ static enum cider_step cider_write_try(struct cider_client *c)
 		 * changed keys must be found again, not queued on (the soak
 		 * found writes combined into another key's).
 		 */
-		c->escalate = true;	/* to the lock queue (contention.c) */
+		c->outcome = CIDER_OUT_ESCALATE;	/* to the lock queue (contention.c) */
 		return cider_write_stop(c, CIDER_RES_NONE);
 	}
 	cider_v_reset(c);
@@ -217,6 +218,7 @@ const char *cider_write_state_name(u8 state)
 void cider_insert_init(struct cider_client *c)
 {
 	c->sub.insert.state = CIDER_INSERT_BEGIN;
+	c->outcome = CIDER_OUT_OK;
 }
 
 /* The pointer c->ptr must be empty: CAS the new block in, else stop. */
@@ -226,7 +228,7 @@ static enum cider_step cider_insert_try(struct cider_client *c)
 
 	if (cider_w_off(c, c->ptr) && cider_hashed(c)) {
 		/* Another key's INSERT took the empty slot first. */
-		c->relocate = true;
+		c->outcome = CIDER_OUT_RELOCATE;
 		cider_block_unused(c, &in->blk);
 		return CIDER_STEP_DONE;
 	}

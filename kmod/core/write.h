@@ -16,8 +16,8 @@ enum cider_write_state { CIDER_WRITE_STATES(CIDER_SUB_STATE_ENUM) };
 /*
  * Install c->wval (UPDATE, PUT) or empty the key (DELETE) by CAS on the
  * data pointer, starting from c->ptr; a PUT on the array index installs
- * over an empty pointer too.  Ends with c->res set, or with
- * c->relocate or c->escalate set for the caller to act on.
+ * over an empty pointer too.  Ends with c->res set, or with the outcome
+ * RELOCATE or ESCALATE for the caller to act on.
  */
 struct cider_write {
 	u8 state;		/* enum cider_write_state */

@@ -39,6 +39,7 @@ void cider_coord_init(struct cider_client *c)
 	c->sub.coord.state = CIDER_COORD_BEGIN;
 	c->sub.coord.members = 0;
 	c->st.coords++;
+	c->outcome = CIDER_OUT_OK;
 }
 
 /* Does pointer (slot) word @p hold the coordinator's key? */
@@ -139,7 +140,7 @@ static enum cider_step cider_coord_once(struct cider_client *c)
 	case CIDER_COORD_WAIT:
 	default:
 		r = cider_wait_step(c);
-		if (r != CIDER_STEP_DONE || c->restart)
+		if (r != CIDER_STEP_DONE || c->outcome == CIDER_OUT_RESTART)
 			return r;
 		cider_coord_result(c);
 		return CIDER_STEP_DONE;
@@ -148,8 +149,8 @@ static enum cider_step cider_coord_once(struct cider_client *c)
 
 /*
  * The coordinator (holds c->qn).  Ends with c->res and c->writer the
- * batch's, with no members (c still holds the lock), or with c->restart
- * set (the lock was reset, or the report was lost).
+ * batch's, with no members (c still holds the lock), or ends RESTART
+ * (the lock was reset, or the report was lost).
  */
 enum cider_step cider_coord_step(struct cider_client *c)
 {
@@ -170,7 +171,7 @@ void cider_wc_report(struct cider_client *c)
 {
 	struct cider_qnode *q = c->qn;
 
-	q->result = c->relocate ? CIDER_RES_NONE : c->res;
+	q->result = c->outcome == CIDER_OUT_RELOCATE ? CIDER_RES_NONE : c->res;
 	q->writer = c->writer;
 	q->ptr = c->ptr;
 	cider_lq_send(c->cn, CIDER_MSG_EXEC_DONE, q->coord_cn, q->coord_slot, q->coord_ticket, q);

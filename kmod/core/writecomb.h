@@ -19,7 +19,7 @@ enum cider_coord_state { CIDER_COORD_STATES(CIDER_SUB_STATE_ENUM) };
  * send it to every other member at once.  Ends with c->res and c->writer
  * the batch's; with c->sub.coord.members 0 when there was nobody to
  * combine with (then c holds the lock and writes alone, c->ptr fresh);
- * or with c->restart set.
+ * or ends RESTART.
  */
 struct cider_coord {
 	u8 state;		/* enum cider_coord_state */
