@@ -112,6 +112,21 @@ static enum cider_step cider_op_again_next(struct cider_client *c)
 		c->state = CIDER_OP_LWC_WAIT;
 		return cider_park(c);
 	}
+	if (c->op == CIDER_SEARCH && cider_cfg_of(c)->read_comb && !c->rc_leading &&
+	    !c->fenced && cider_rc_join(c)) {
+		c->state = CIDER_OP_RC_WAIT;
+		return cider_park(c);
+	}
+	return cider_op_locate(c, CIDER_OP_FENCE_ENTER, CIDER_OP_LOCATE);
+}
+
+/* Woken as a SEARCH that waited for another's lookup: its result, or lead. */
+static enum cider_step cider_op_rc_wait_next(struct cider_client *c)
+{
+	if (c->rc_of >= 0)
+		return cider_park(c);
+	if (c->res != CIDER_RES_NONE)		/* answered by that lookup */
+		return CIDER_STEP_DONE;
 	return cider_op_locate(c, CIDER_OP_FENCE_ENTER, CIDER_OP_LOCATE);
 }
 
@@ -366,6 +381,8 @@ static enum cider_step cider_op_finish(struct cider_client *c)
 {
 	if (c->lw)
 		cider_lwc_done(c);
+	if (c->rc_leading)
+		cider_wake_mask(c->cn, cider_rc_finish(c));
 	return CIDER_STEP_DONE;
 }
 
@@ -710,6 +727,9 @@ void cider_client_start(struct cider_client *c, const struct cider_kv_args *a)
 	c->exposed = false;
 	c->lw = NULL;
 	c->lw_member = false;
+	c->rc_leading = false;
+	c->rc_members = 0;
+	c->rc_of = -1;
 	c->qn = NULL;
 	c->late = 0;
 	c->fenced = false;
@@ -738,6 +758,9 @@ void cider_client_crash(struct cider_client *c)
 	cider_alloc_crash(c);
 	if (c->lw)
 		cider_lwc_done(c);
+	if (c->rc_leading)
+		cider_wake_mask(c->cn, cider_rc_finish(c));
+	cider_rc_leave(c);
 }
 
 /*

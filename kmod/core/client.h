@@ -13,6 +13,7 @@
 #include "contention.h"
 #include "fence.h"
 #include "localwc.h"
+#include "readcomb.h"
 #include "locate.h"
 #include "lockqueue.h"
 #include "writecomb.h"
@@ -27,6 +28,7 @@ struct cider_client_stats {
 	u64 ring_full;		/* enqueues that found the lock's ring full */
 	u64 coords;		/* UPDATEs that waited, then read the queue to combine */
 	u64 corrupt;		/* candidate blocks that failed their checks (skipped) */
+	u64 read_combined;	/* SEARCHes answered by another's lookup (readcomb.c) */
 };
 
 struct cider_client {
@@ -108,9 +110,13 @@ struct cider_client {
 	unsigned int nv;
 	u8 *buf;		/* hash: room for one block of the largest class */
 	u32 buf_len;		/* bytes at buf: no READ or block is larger */
-	u64 join_t;		/* when it joined a local WC batch */
+	u64 join_t;		/* when it joined a local WC batch or a read's leader */
 	struct cider_lwc *lw;
 	bool lw_member;
+	/* read combining (readcomb.c) */
+	bool rc_leading;	/* its SEARCH's lookup serves others too */
+	u64 rc_members;		/* leading: who waits for it (client index bits) */
+	s32 rc_of;		/* waiting: for which client's lookup, -1: none */
 	struct cider_client_stats st;
 	u32 read_retries;	/* SEARCHes redone by the grace rule */
 	u32 late;		/* this op's READs that missed the rule */

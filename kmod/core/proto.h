@@ -88,6 +88,7 @@ struct cider_cfg {
 	u64 bucket_off;		/* hash: the buckets (index_off + directory) */
 	u64 ilock_off;		/* hash: INSERT locks, one per bucket */
 	bool local_wc;
+	bool read_comb;		/* SEARCHes of a key on a CN share one lookup (readcomb.c) */
 	bool backoff;		/* osync: SMART backoff between CAS retries */
 	u32 nr_cns;
 	u32 clients_per_cn;

@@ -82,6 +82,7 @@
 #define CIDER_OP_STATES(X)\
 	X(AGAIN, again, NONE) /* (re)start: join a local WC batch or go on */ \
 	X(LWC_WAIT, lwc_wait, NONE) /* parked as a member of a local WC batch */ \
+	X(RC_WAIT, rc_wait, NONE) /* parked: a SEARCH waiting for another's lookup */ \
 	X(FENCE_ENTER, fence_enter, FENCE) /* child: cider_fence, announce */ \
 	X(LOCATE, locate, LOCATE) /* child: cider_locate */ \
 	X(FENCE_LEAVE, fence_leave, FENCE) /* child: cider_fence, leave before writing */ \

@@ -38,6 +38,8 @@ static void usage(FILE *f)
 "  --value-size D        hash: value bytes, fixed:N, uniform:A-B or twitter\n"
 "                        (a ~400-byte small-object mix); default fixed:8\n"
 "  --local-wc on|off     local write combining on each CN (default off)\n"
+"  --read-comb on|off    read combining on each CN: concurrent SEARCHes of a\n"
+"                        key share one lookup (default off)\n"
 "  --backoff on|off      SMART backoff in the optimistic pointer CAS retry\n"
 "                        loop (default on; caslock always backs off)\n"
 "  --cns N               compute nodes (default 8)\n"
@@ -124,6 +126,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "mode", required_argument, NULL, 'm' },
 		{ "index", required_argument, NULL, 'x' },
 		{ "local-wc", required_argument, NULL, 'l' },
+		{ "read-comb", required_argument, NULL, 'J' },
 		{ "backoff", required_argument, NULL, 'B' },
 		{ "cns", required_argument, NULL, 'n' },
 		{ "clients-per-cn", required_argument, NULL, 'c' },
@@ -181,6 +184,10 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 			break;
 		case 'l':
 			if (parse_onoff(optarg, &s->cfg.local_wc))
+				goto bad;
+			break;
+		case 'J':
+			if (parse_onoff(optarg, &s->cfg.read_comb))
 				goto bad;
 			break;
 		case 'B':
@@ -515,7 +522,7 @@ static int cmp_u64(const void *a, const void *b)
 struct report {
 	double mops, p50, p99, p999, max, mean, model_ms;
 	u64 done, updates, pess, combined, installers, cas_fail, read_retries, nospc, fenced;
-	u64 self_grants, ring_full;
+	u64 self_grants, ring_full, read_combined;
 };
 
 static void summarize(struct sim *s, struct report *r)
@@ -552,6 +559,7 @@ static void summarize(struct sim *s, struct report *r)
 		r->fenced += s->clients[i].fences;
 		r->self_grants += s->clients[i].st.self_grants;
 		r->ring_full += s->clients[i].st.ring_full;
+		r->read_combined += s->clients[i].st.read_combined;
 	}
 	qsort(lat, n, sizeof(u64), cmp_u64);
 	r->done = n;
@@ -606,7 +614,13 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	else
 		snprintf(zipf, sizeof(zipf), "%.2f", s->theta);
 	if (json) {
-		printf("{\"index\":\"%s\",\"mode\":\"%s\",\"local_wc\":%s,\"backoff\":\"%s\",\"hotness\":%u,"
+		/* Present when on: reports of runs without it stay as they were. */
+		char rc[64] = "";
+
+		if (s->cfg.read_comb)
+			snprintf(rc, sizeof(rc), "\"read_comb\":true,\"read_combined\":%llu,",
+				 (unsigned long long)r->read_combined);
+		printf("{\"index\":\"%s\",\"mode\":\"%s\",\"local_wc\":%s,%s\"backoff\":\"%s\",\"hotness\":%u,"
 		       "\"initial_credit\":%u,\"escalate\":%u,\"lock_queue\":%u,\"atomic_cost\":%.2f,"
 		       "\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
 		       "\"zipf\":%s,\"keys\":%llu,\"ops\":%llu,\"seed\":%llu,\"faults\":\"%s\","
@@ -621,7 +635,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       "\"nospc\":%llu,\"events\":%llu,\"max_events_between_ops\":%llu,"
 		       "\"stalled\":%s,\"violations\":%llu}\n",
 		       s->cfg.index == CIDER_INDEX_HASH ? "hash" : "array",
-		       s->mode_name, s->cfg.local_wc ? "true" : "false",
+		       s->mode_name, s->cfg.local_wc ? "true" : "false", rc,
 		       s->cfg.backoff ? "on" : "off", s->cfg.hotness, s->cfg.initial_credit,
 		       s->cfg.escalate, s->cfg.lock_qlen, s->p.atomic_cost,
 		       s->nr_cns, s->nr_clients,
@@ -663,6 +677,9 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	       r->cas_fail / u, r->combined / u,
 	       r->installers ? (double)(r->combined + r->installers) / r->installers : 0,
 	       r->pess / u);
+	if (s->cfg.read_comb)
+		printf("  read combining: %llu SEARCHes answered by another's lookup\n",
+		       (unsigned long long)r->read_combined);
 	printf("  MN memory: %llu bytes of blocks in use (peak %llu), %llu claimed, %llu leaked; %llu SEARCHes re-read, %llu reads fenced, %llu writes refused for space\n",
 	       (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
 	       (unsigned long long)s->mem_claimed, (unsigned long long)leaked(s),
