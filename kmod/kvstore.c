@@ -47,6 +47,8 @@ static void cider_kvs_cfg(struct cider_cfg *cfg, const struct cider_mn_sb *sb)
 	cfg->hotness = 2;
 	cfg->aimd = 2;
 	cfg->escalate = 2;		/* failed CASes before an UPDATE queues */
+	/* GETs of a key on a shard share one lookup (core/readcomb.c). */
+	cfg->read_comb = true;
 	cfg->lock_qlen = sb->lock_qlen;	/* the lock table as formatted */
 	cfg->lock_rec = sb->lock_rec;
 }
@@ -129,6 +131,7 @@ static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *s
 		cst->corrupt += sh->clients[i].st.corrupt;
 		cst->resets += sh->clients[i].st.resets;
 		cst->self_grants += sh->clients[i].st.self_grants;
+		cst->read_combined += sh->clients[i].st.read_combined;
 	}
 	t->msgs_dropped += sh->cn.msgs_dropped;
 	spin_unlock_bh(&sh->lock);
@@ -186,8 +189,8 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 		   t->updates, cst.cas_fail, t->pessimistic, t->combined, t->installers);
 	seq_printf(m, " coordinated=%llu corrupt_blocks=%llu expired=%llu revived=%llu",
 		   cst.coords, cst.corrupt, t->expired, t->revived);
-	seq_printf(m, " lock_resets=%llu self_grants=%llu msgs_dropped=%llu\n",
-		   cst.resets, cst.self_grants, t->msgs_dropped);
+	seq_printf(m, " lock_resets=%llu self_grants=%llu msgs_dropped=%llu read_combined=%llu\n",
+		   cst.resets, cst.self_grants, t->msgs_dropped, cst.read_combined);
 	cider_kvs_peer_show(m, &kvs->sink.stats);
 	kfree(t);
 }

@@ -862,6 +862,97 @@ static void hammer3(struct __test_metadata *_metadata, int fd, unsigned int stor
 	}
 }
 
+/* The store's MN verbs so far, every kind (debugfs "kv" line). */
+static long long kv_verbs(unsigned int mn)
+{
+	return kv_counter(mn, "verbs_read") + kv_counter(mn, "verbs_write") +
+	       kv_counter(mn, "verbs_cas") + kv_counter(mn, "verbs_faa");
+}
+
+#define RC_THREADS	4
+#define RC_DEPTH	8
+#define RC_ROUNDS	25
+
+struct getter {
+	int fd;
+	unsigned int store, ok, wrong;
+	int bad;
+};
+
+/* RC_ROUNDS rounds of RC_DEPTH GETs of key 5 through io_uring. */
+static void *getter_run(void *arg)
+{
+	struct getter *g = arg;
+	uint64_t key = 5, got[RC_DEPTH];
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	unsigned int r, i;
+
+	g->bad = cider_uring_init(&ring, RC_DEPTH);
+	if (g->bad)
+		return NULL;
+	for (r = 0; r < RC_ROUNDS && !g->bad; r++) {
+		for (i = 0; i < RC_DEPTH; i++)
+			cider_uring_prep_get(io_uring_get_sqe(&ring), g->fd, g->store, &key, 8,
+					     &got[i], 8);
+		if (io_uring_submit(&ring) != RC_DEPTH) {
+			g->bad = -EIO;
+			break;
+		}
+		for (i = 0; i < RC_DEPTH; i++) {
+			if (io_uring_wait_cqe(&ring, &cqe)) {
+				g->bad = -EIO;
+				break;
+			}
+			g->ok += cqe->res == 8;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		for (i = 0; i < RC_DEPTH; i++)
+			g->wrong += got[i] != 77;
+	}
+	io_uring_queue_exit(&ring);
+	return NULL;
+}
+
+/*
+ * Read combining: GETs of one key in flight together on one shard share
+ * lookups (core/readcomb.c).  Four threads GET key 5, eight at a time:
+ * a GET that begins while another's lookup is under way waits for the
+ * next lookup and shares it.  Every GET reads the value written, and
+ * some were answered by another's lookup (on rxe a lookup often ends
+ * before the next GET of the same thread begins: the count is reported).
+ */
+TEST_F(kv, gets_of_a_hot_key_share_lookups)
+{
+	struct getter g[RC_THREADS];
+	pthread_t t[RC_THREADS];
+	uint64_t key = 5, val = 77;
+	long long v0, c0, combined, verbs;
+	unsigned int i, s = self->at.mn_id;
+
+	NEED_MN();
+	ASSERT_EQ(0, cider_put(self->fd, s, &key, 8, &val, 8));
+	v0 = kv_verbs(s);
+	c0 = kv_counter(s, "read_combined");
+	ASSERT_LE(0, c0) TH_LOG("no read_combined in the kv line");
+	for (i = 0; i < RC_THREADS; i++) {
+		g[i] = (struct getter){ .fd = self->fd, .store = s };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, getter_run, &g[i]));
+	}
+	for (i = 0; i < RC_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, g[i].bad);
+		EXPECT_EQ(RC_ROUNDS * RC_DEPTH, g[i].ok);
+		EXPECT_EQ(0U, g[i].wrong);
+	}
+	combined = kv_counter(s, "read_combined") - c0;
+	verbs = kv_verbs(s) - v0;
+	TH_LOG("%d GETs: %lld verbs (%.2f a GET), %lld answered by another's lookup",
+	       RC_THREADS * RC_ROUNDS * RC_DEPTH, verbs,
+	       (double)verbs / (RC_THREADS * RC_ROUNDS * RC_DEPTH), combined);
+	EXPECT_LT(0, combined);
+}
+
 /*
  * What an operator sees: debugfs lists the store's shards and queue
  * nodes by state name, and the lock tracepoint reports acquisitions.
