@@ -15,7 +15,8 @@ KSELFTEST := $(LT)/tools/testing/selftests
 CC ?= cc
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror
-CPPFLAGS := -Iuapi -Ilib
+# The tools answer --version with the release in VERSION.
+CPPFLAGS := -Iuapi -Ilib -DCIDER_VERSION='"$(shell cat VERSION)"'
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/linux/cider.h
@@ -122,14 +123,14 @@ tools/vm/cider-hub: tools/vm/cider-hub.c
 tools/vm/cluster-clock: tools/vm/cluster-clock.c
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
-tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a
+tools/ciderctl/ciderctl: tools/ciderctl/ciderctl.c lib/libcider.a VERSION
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< lib/libcider.a
 
 MEMD_SRC := tools/cider-memd/cider-memd.c tools/cider-memd/allow.c tools/cider-memd/backing.c \
 	tools/cider-memd/notify.c tools/cider-memd/key.c lib/keyfile.c kmod/core/store.c \
 	kmod/core/block.c kmod/core/keyproof.c
 tools/cider-memd/cider-memd: $(MEMD_SRC) tools/cider-memd/allow.h tools/cider-memd/backing.h \
-			     tools/cider-memd/notify.h tools/cider-memd/key.h lib/cider.h $(CORE_HDR)
+			     tools/cider-memd/notify.h tools/cider-memd/key.h lib/cider.h $(CORE_HDR) VERSION
 	$(CC) -Ikmod/core $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs -lcrypto
 
 # The key proof's check and the key file, alone, under the sanitizers.
@@ -149,12 +150,12 @@ BENCH_SRC := tools/cider-bench/cider-bench.c tools/cider-bench/kv.c tools/cider-
 	tools/cider-bench/tear.c \
 	     tools/cider-bench/kvhist.c lib/workload.c
 tools/cider-bench/cider-bench: $(BENCH_SRC) tools/cider-bench/bench.h tools/cider-bench/kvbench.h \
-			       lib/workload.h lib/libcider.a $(CORE_HDR)
+			       lib/workload.h lib/libcider.a $(CORE_HDR) VERSION
 	$(CC) $(CPPFLAGS) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(BENCH_SRC) lib/libcider.a -luring \
 		-lpthread -lm
 
 # The simulator: optimized for reports, and under the sanitizers for checks.
-tools/cider-sim/cider-sim: $(SIM_SRC) $(SIM_HDR)
+tools/cider-sim/cider-sim: $(SIM_SRC) $(SIM_HDR) VERSION
 	$(CC) -Ikmod/core -Ilib $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(SIM_SRC) -lm
 
 build/cider-sim-san: $(SIM_SRC) $(SIM_HDR)

@@ -67,6 +67,7 @@ static void usage(FILE *f)
 "Usage: cider-bench raw [OPTIONS]\n"
 "       cider-bench kv --help     (key-value operations on hot keys)\n"
 "       cider-bench tear --help   (do 8-byte READs tear against CAS?)\n"
+"       cider-bench --version\n"
 "\n"
 "Drive raw one-sided RDMA operations from cider.ko to a memory node through\n"
 "io_uring (IORING_OP_URING_CMD), one thread per channel CPU, and report\n"
@@ -89,6 +90,7 @@ static void usage(FILE *f)
 "                            node's device; reports the ratio\n"
 "  --json                    one JSON object on stdout\n"
 "  -h, --help                this text\n"
+"  -V, --version             print the version and exit (first argument)\n"
 "\n"
 "Needs root (CAP_SYS_ADMIN) and debugfs at /sys/kernel/debug for counters.\n",
 		CIDER_RAW_MAX_OPS, CIDER_RAW_MAX_LEN);
@@ -591,6 +593,10 @@ int main(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("cider-bench %s\n", CIDER_VERSION);
+		return 0;
 	}
 	if (!strcmp(argv[1], "kv"))
 		return cmd_kv(argc - 1, argv + 1);

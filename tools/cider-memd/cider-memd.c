@@ -235,6 +235,7 @@ static void usage(FILE *f)
 "                             always: fail without them; never\n"
 "    -v, --verbose            log every connection event\n"
 "    -h, --help               this text\n"
+"    -V, --version            print the version and exit\n"
 "\n"
 "SIGNALS\n"
 "    SIGINT, SIGTERM          disconnect every compute node, release\n"
@@ -974,13 +975,14 @@ static int parse_args(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *why;
 	char err[128];
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "l:a:b:K:s:i:k:m:c:H:nvh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:a:b:K:s:i:k:m:c:H:nvhV", lo, NULL)) != -1) {
 		ret = parse_store_arg(c, optarg);
 		if (ret >= 0) {
 			if (ret)
@@ -1024,6 +1026,7 @@ static int parse_args(int argc, char **argv)
 		case 'n': opt.dry_run = true; break;
 		case 'v': opt.verbose = true; break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': printf("cider-memd %s\n", CIDER_VERSION); exit(0);
 		default: usage(stderr); return 2;
 		}
 	}

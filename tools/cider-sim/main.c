@@ -93,7 +93,8 @@ static void usage(FILE *f)
 "                        stderr (with -q too)\n"
 "  --json                the report as one JSON object\n"
 "  -q, --quiet           no progress or traces on stderr\n"
-"  -h, --help            this text\n");
+"  -h, --help            this text\n"
+"  --version             print the version and exit\n");
 }
 
 static int parse_u64(const char *s, u64 min, u64 max, u64 *out)
@@ -158,6 +159,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "trace", no_argument, NULL, 'R' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, i, li = 0;
@@ -325,6 +327,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		case 'R': s->trace = true; break;
 		case 'q': s->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
+		case 'P': printf("cider-sim %s\n", CIDER_VERSION); exit(0);
 		default: usage(stderr); return 2;
 		}
 	}

@@ -42,6 +42,7 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -j, --json   print JSON\n"
 		"  -h, --help   this text\n"
+		"  -V, --version  print the version and exit\n"
 		"\n"
 		"KV commands act on memory node MN's store, by default the only one\n"
 		"attached.  On an array store KEY and VALUE are integers (decimal or\n"
@@ -712,18 +713,22 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int i;
 	int c, fd, ret;
 
-	while ((c = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+jhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf("ciderctl %s\n", CIDER_VERSION);
 			return 0;
 		default:
 			usage(stderr);
