@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cider.h"
+#include "numparse.h"
 
 /*
  * The ABI must look the same to 32- and 64-bit callers and to the module.
@@ -69,9 +70,9 @@ const char *cider_feature_name(unsigned int bit)
 
 int cider_parse_addr(const char *s, struct cider_attach *at)
 {
-	char host[INET6_ADDRSTRLEN + 2], *port, *end;
+	char host[INET6_ADDRSTRLEN + 2], *port, err[128];
 	size_t n;
-	long p;
+	uint64_t p;
 
 	port = strrchr(s, ':');
 	if (!port || (size_t)(port - s) >= sizeof(host))
@@ -79,9 +80,7 @@ int cider_parse_addr(const char *s, struct cider_attach *at)
 	n = (size_t)(port - s);
 	memcpy(host, s, n);
 	host[n] = '\0';
-	errno = 0;
-	p = strtol(port + 1, &end, 10);
-	if (errno || *end || end == port + 1 || p < 1 || p > 65535)
+	if (cider_num_parse(port + 1, 1, 65535, 0, &p, err, sizeof(err)))
 		return -EINVAL;
 	memset(at->addr, 0, sizeof(at->addr));
 	at->port = (__u16)p;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cider.h"
+#include "numparse.h"
 #include "bench.h"
 #include "cider-uring.h"
 #include "layout.h"
@@ -108,15 +109,10 @@ static int parse_op(const char *s)
 
 bool bench_parse_num(const char *s, unsigned long min, unsigned long max, unsigned int *out)
 {
-	char *end;
-	unsigned long v;
+	char err[128];
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || *s == '-' || v < min || v > max)
-		return false;
-	*out = (unsigned int)v;
-	return true;
+	return !cider_num_parse_uint(s, (unsigned int)min, (unsigned int)max, 0, out, err,
+				     sizeof(err));
 }
 
 static int parse_args(int argc, char **argv)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numparse.h"
 #include "bench.h"
 #include "kvbench.h"
 
@@ -28,11 +29,13 @@ static int kv_bad(const char *opt, const char *val)
 static int kv_parse_num(const char *s, unsigned long long min, unsigned long long max,
 			unsigned long long *out)
 {
-	char *end;
+	char err[128];
+	uint64_t v;
 
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || *end || end == s || *s == '-' || *out < min || *out > max ? -1 : 0;
+	if (cider_num_parse(s, min, max, 0, &v, err, sizeof(err)))
+		return -1;
+	*out = v;
+	return 0;
 }
 
 int kv_parse(int argc, char **argv)

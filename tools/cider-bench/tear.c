@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "numparse.h"
 #include "bench.h"
 #include "cider.h"
 
@@ -115,16 +116,18 @@ int cmd_tear(int argc, char **argv)
 	unsigned int secs = 10, i, ran;
 	bool have_off = false;
 	pthread_t t[3];
-	char *end;
+	char err[128];
+	uint64_t off;
 	int o;
 
 	tear.mn = 0;
 	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (o) {
 		case 'o':
-			tear.off = strtoull(optarg, &end, 0);
-			if (*end || !*optarg || tear.off % 8)
+			if (cider_num_parse(optarg, 0, UINT64_MAX, CIDER_NUM_HEX, &off, err,
+					    sizeof(err)) || off % 8)
 				goto bad;
+			tear.off = off;
 			have_off = true;
 			break;
 		case 'd':

@@ -12,24 +12,26 @@
 #include <string.h>
 
 #include "allow.h"
+#include "numparse.h"
 
 static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
 /* One entry, ADDR or ADDR/PREFIX: 0, or -1 with why in @err. */
 static int allow_entry(struct memd_allow *a, char *s, char *err, size_t errlen)
 {
-	char *slash = strchr(s, '/'), *end;
+	char *slash = strchr(s, '/');
 	unsigned int max;
 	long prefix = -1;
+	uint64_t v;
 	int family;
 
 	if (slash) {
 		*slash = '\0';
-		prefix = strtol(slash + 1, &end, 10);
-		if (slash[1] == '\0' || *end || prefix < 0) {
+		if (cider_num_parse(slash + 1, 0, 128, 0, &v, err, errlen)) {
 			snprintf(err, errlen, "bad prefix length in '%s/%s'", s, slash + 1);
 			return -1;
 		}
+		prefix = (long)v;
 	}
 	if (a->n == MEMD_ALLOW_MAX) {
 		snprintf(err, errlen, "more than %d entries", MEMD_ALLOW_MAX);

@@ -31,6 +31,7 @@
 #include "lockqueue.h"
 #include "allow.h"
 #include "key.h"
+#include "numparse.h"
 #include "cider.h"
 #include "backing.h"
 #include "notify.h"
@@ -246,33 +247,21 @@ static void usage(FILE *f)
 		CIDER_LAYOUT_VERSION);
 }
 
+/* Bytes, with a K, M, G or T suffix (the caller checks the range). */
 static bool parse_size(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
+	char err[128];
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		return false;
-	switch (*end) {
-	case 'G': case 'g': v <<= 10; /* fall through */
-	case 'M': case 'm': v <<= 10; /* fall through */
-	case 'K': case 'k': v <<= 10; end++; break;
-	case '\0': break;
-	default: return false;
-	}
-	if (*end)
-		return false;
-	*out = v;
-	return true;
+	return !cider_num_parse(s, 0, UINT64_MAX, CIDER_NUM_SIZE | CIDER_NUM_HEX, out, err,
+				sizeof(err));
 }
 
 static int parse_listen(const char *s, struct sockaddr_storage *ss)
 {
-	char host[256], *port;
+	char host[256], *port, err[128];
 	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
 	struct addrinfo *ai;
+	uint64_t p;
 	int ret;
 
 	if (strlen(s) >= sizeof(host))
@@ -282,6 +271,9 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss)
 	if (!port)
 		return -1;
 	*port++ = '\0';
+	/* getaddrinfo() would take 99999 as 99999 mod 65536. */
+	if (cider_num_parse(port, 1, 65535, 0, &p, err, sizeof(err)))
+		return -1;
 	if (host[0] == '[') {
 		size_t n = strlen(host);
 
@@ -803,15 +795,9 @@ static void cleanup(struct rdma_event_channel *ch, struct rdma_cm_id *listen_id)
 /* A decimal count with no suffix, 1..max. */
 static bool parse_count(const char *s, uint64_t max, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
+	char err[128];
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || !v || v > max)
-		return false;
-	*out = v;
-	return true;
+	return !cider_num_parse(s, 1, max, 0, out, err, sizeof(err));
 }
 
 static bool parse_name(const char *s, const char *(*name)(uint32_t), uint32_t *out)
@@ -1075,7 +1061,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (parse_listen(opt.listen, &ss)) {
-		fprintf(stderr, "cider-memd: bad --listen '%s' (want a.b.c.d:port or [v6]:port)\n",
+		fprintf(stderr, "cider-memd: bad --listen '%s' (want a.b.c.d:port or [v6]:port, port 1..65535)\n",
 			opt.listen);
 		return 2;
 	}

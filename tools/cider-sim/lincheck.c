@@ -47,6 +47,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "numparse.h"
 #include "lincheck.h"
 #include "workload.h"
 
@@ -1144,22 +1145,22 @@ static int lc_parse_args(int argc, char **argv, struct lc_limits *lim, struct lc
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
+	char *end, err[128];
+	uint64_t v;
 	int o;
 
 	while ((o = getopt_long(argc, argv, "qh", lo, NULL)) != -1) {
 		switch (o) {
 		case 'c': a->path = optarg; break;
 		case 'w':
-			errno = 0;
-			a->widen_ns = strtoull(optarg, &end, 10);
-			if (*end || !*optarg || errno || a->widen_ns > 1000000000000ULL)
+			if (cider_num_parse(optarg, 0, 1000000000000ULL, 0, &v, err, sizeof(err)))
 				goto bad;
+			a->widen_ns = v;
 			break;
 		case 'S':
-			lim->max_states = strtoull(optarg, &end, 10);
-			if (*end || lim->max_states < 1024)
+			if (cider_num_parse(optarg, 1024, UINT64_MAX, 0, &v, err, sizeof(err)))
 				goto bad;
+			lim->max_states = v;
 			break;
 		case 'T':
 			lim->max_seconds = strtod(optarg, &end);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numparse.h"
 #include "layout.h"
 #include "store.h"
 #include "block.h"
@@ -99,12 +100,10 @@ static void usage(FILE *f)
 
 static int parse_u64(const char *s, u64 min, u64 max, u64 *out)
 {
-	char *end;
-	unsigned long long v;
+	char err[128];
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || end == s || *s == '-' || v < min || v > max)
+	if (cider_num_parse(s, min, max, 0, &v, err, sizeof(err)))
 		return -1;
 	*out = v;
 	return 0;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cider.h"
+#include "numparse.h"
 
 static bool json;
 
@@ -160,15 +161,9 @@ static int cmd_info(int fd, int argc, char **argv)
 
 static int parse_uint(const char *s, unsigned int max, unsigned int *out)
 {
-	char *end;
-	unsigned long v;
+	char err[128];
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || *s == '-' || v > max)
-		return -1;
-	*out = (unsigned int)v;
-	return 0;
+	return cider_num_parse_uint(s, 0, max, 0, out, err, sizeof(err));
 }
 
 /* What a refused attach says: the node's reason, when it gave one. */
@@ -508,13 +503,14 @@ static int cmd_stats(int fd, int argc, char **argv)
 /* The store KV commands act on: -m MN, or the only node attached. */
 static int kv_store(int fd, const char *arg, struct cider_mn_info *mi)
 {
-	char *end;
+	char err[128];
+	uint64_t id;
 	int ret;
 
 	if (arg) {
-		unsigned long id = strtoul(arg, &end, 10);
-
-		if (*end || end == arg || id > UINT32_MAX) {
+		if (!strncmp(arg, "mn", 2))
+			arg += 2;
+		if (cider_num_parse(arg, 0, UINT32_MAX, 0, &id, err, sizeof(err))) {
 			fprintf(stderr, "ciderctl: kv: bad memory node '%s'\n", arg);
 			return 2;
 		}
@@ -541,12 +537,10 @@ static int kv_store(int fd, const char *arg, struct cider_mn_info *mi)
 /* An array store's integer key or value as its 8 bytes. */
 static int kv_int(const char *s, const char *what, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
+	char err[128];
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || end == s || *s == '-') {
+	if (cider_num_parse(s, 0, UINT64_MAX, CIDER_NUM_HEX, &v, err, sizeof(err))) {
 		fprintf(stderr, "ciderctl: kv: the %s of an array store is an integer, not '%s'\n",
 			what, s);
 		return 2;

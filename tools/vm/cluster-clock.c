@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "numparse.h"
+
 #define DEFAULT_PORT	7470
 #define DEFAULT_ROUNDS	40
 #define SYNC_STEPS	4	/* steps at most: the first and three refinements */
@@ -164,7 +166,8 @@ int main(int argc, char **argv)
 	const char *cmd;
 	struct sample s;
 	time_t until;
-	char *end;
+	char err[128];
+	uint64_t n;
 	int o, fd;
 
 	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -172,9 +175,10 @@ int main(int argc, char **argv)
 
 		switch (o) {
 		case 'p': case 'n': case 'w':
-			*v = strtoul(optarg, &end, 10);
-			if (*end || !*optarg)
+			if (cider_num_parse(optarg, o == 'p' ? 1 : 0, o == 'p' ? 65535 : UINT32_MAX, 0,
+					    &n, err, sizeof(err)))
 				goto bad;
+			*v = (unsigned long)n;
 			break;
 		case 'h': usage(stdout); return 0;
 		default: goto bad;
