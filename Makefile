@@ -107,8 +107,11 @@ userspace: $(TOOLS) selftests $(HOST_TESTS)
 selftests: lib/libcider.a $(LT)/.done
 	@$(MAKE) -s -C selftests/cider
 
+# Scripts among them (not built, not cleaned): the tools' answers to bad input.
+HOST_TEST_SCRIPTS := tools/cider-memd/tests/test_usage
+
 host-tests:
-	@echo $(HOST_TESTS)
+	@echo $(HOST_TESTS) $(HOST_TEST_SCRIPTS)
 
 lib/libcider.a: $(LIB_SRC) $(LIB_HDR) lib/cider-uring.c lib/cider-uring.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider.o lib/cider.c

@@ -103,7 +103,8 @@ static unsigned long nr_connects, nr_disconnects;
 /*
  * One log line on stderr.  Under systemd ($JOURNAL_STREAM: stderr is the
  * journal) it starts with its syslog priority, "<3>" or "<6>", which
- * journald takes as the line's priority (sd-daemon(3)'s convention).
+ * journald takes as the line's priority (sd-daemon(3)'s convention), and
+ * carries no time of its own: the journal stamps every line.
  */
 static void logat(int prio, const char *fmt, va_list ap)
 {
@@ -114,8 +115,9 @@ static void logat(int prio, const char *fmt, va_list ap)
 		journal = getenv("JOURNAL_STREAM") != NULL;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (journal)
-		fprintf(stderr, "<%d>", prio);
-	fprintf(stderr, "cider-memd[%ld.%03ld]: ", (long)ts.tv_sec, ts.tv_nsec / 1000000);
+		fprintf(stderr, "<%d>cider-memd: ", prio);
+	else
+		fprintf(stderr, "cider-memd[%ld.%03ld]: ", (long)ts.tv_sec, ts.tv_nsec / 1000000);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 }
@@ -259,7 +261,8 @@ static bool parse_size(const char *s, uint64_t *out)
 static int parse_listen(const char *s, struct sockaddr_storage *ss)
 {
 	char host[256], *port, err[128];
-	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
+	/* A host name is resolved (its first address), as rping and perftest do. */
+	struct addrinfo hints = { .ai_flags = AI_NUMERICSERV, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai;
 	uint64_t p;
 	int ret;
@@ -1013,7 +1016,10 @@ static int parse_args(int argc, char **argv)
 		case 'v': opt.verbose = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("cider-memd %s\n", CIDER_VERSION); exit(0);
-		default: usage(stderr); return 2;
+		default:
+			/* getopt named the option; the whole text would bury it. */
+			fprintf(stderr, "cider-memd: see cider-memd --help\n");
+			return 2;
 		}
 	}
 	if (optind != argc || (!opt.listen && !opt.dry_run)) {
