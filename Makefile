@@ -108,7 +108,7 @@ selftests: lib/libcider.a $(LT)/.done
 	@$(MAKE) -s -C selftests/cider
 
 # Scripts among them (not built, not cleaned): the tools' answers to bad input.
-HOST_TEST_SCRIPTS := tools/cider-memd/tests/test_usage
+HOST_TEST_SCRIPTS := tools/cider-memd/tests/test_usage tools/ciderctl/test_usage
 
 host-tests:
 	@echo $(HOST_TESTS) $(HOST_TEST_SCRIPTS)

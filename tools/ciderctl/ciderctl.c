@@ -18,6 +18,30 @@
 
 static bool json;
 
+/*
+ * Exit statuses (ciderctl(8)): 0 done; 1 the key is absent or exists, or
+ * the node refused; 2 bad usage; 3 the module, the device or the memory
+ * node is not there or not reachable; 4 the outcome is unknown (a write
+ * sent when the node was lost: it may have happened).
+ */
+#define EXIT_REFUSED		1
+#define EXIT_USAGE		2
+#define EXIT_UNAVAILABLE	3
+#define EXIT_UNKNOWN		4
+
+/* /dev/cider, opened the first time a command needs it: after its arguments. */
+static int ctl_dev(void)
+{
+	static int fd = -1;
+
+	if (fd < 0) {
+		fd = cider_open();
+		if (fd < 0)
+			fprintf(stderr, "ciderctl: %s\n", cider_strerror(fd));
+	}
+	return fd;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -116,8 +140,9 @@ static void print_features(unsigned long long f, bool json)
 	}
 }
 
-static int cmd_info(int fd, int argc, char **argv)
+static int cmd_info(int argc, char **argv)
 {
+	int fd;
 	struct cider_info info;
 	unsigned int i, n;
 	int ret;
@@ -127,6 +152,9 @@ static int cmd_info(int fd, int argc, char **argv)
 		fprintf(stderr, "ciderctl: info takes no arguments\n");
 		return 2;
 	}
+	fd = ctl_dev();
+	if (fd < 0)
+		return EXIT_UNAVAILABLE;
 	ret = cider_get_info(fd, &info);
 	if (ret) {
 		fprintf(stderr, "ciderctl: info: %s\n", cider_strerror(ret));
@@ -240,8 +268,9 @@ static int attach(int fd, const char *addr, unsigned int cn, unsigned int timeou
 	return ret;
 }
 
-static int cmd_attach(int fd, int argc, char **argv)
+static int cmd_attach(int argc, char **argv)
 {
+	int fd;
 	unsigned int cn = 0, timeout = 0;
 	const char *key_file = NULL;
 	struct cider_attach at;
@@ -255,6 +284,14 @@ static int cmd_attach(int fd, int argc, char **argv)
 	ret = attach_args(argc, argv, &cn, &timeout, &key_file);
 	if (ret)
 		return ret;
+	if (cider_parse_addr(argv[0], &at)) {
+		fprintf(stderr, "ciderctl: attach: '%s' is not a.b.c.d:port or [v6]:port "
+			"(port 1..65535)\n", argv[0]);
+		return EXIT_USAGE;
+	}
+	fd = ctl_dev();
+	if (fd < 0)
+		return EXIT_UNAVAILABLE;
 	ret = attach(fd, argv[0], cn, timeout, key_file, &at);
 	if (ret == 2)
 		return 2;
@@ -263,9 +300,11 @@ static int cmd_attach(int fd, int argc, char **argv)
 		return 2;
 	}
 	if (ret) {
-		/* The device let us in (the open succeeded): the node refused. */
 		fprintf(stderr, "ciderctl: attach %s: %s\n", argv[0], attach_error(ret));
-		return 1;
+		/* Refused on purpose (1), or nobody there to ask (3). */
+		return ret == -EACCES || ret == -EKEYREJECTED || ret == -EKEYEXPIRED ||
+		       ret == -ENOKEY || ret == -EADDRINUSE || ret == -EPROTO ||
+		       ret == -EOPNOTSUPP || ret == -EPERM ? EXIT_REFUSED : EXIT_UNAVAILABLE;
 	}
 	if (json)
 		printf("{\"mn\":%u,\"channels\":%u,\"region_size\":%llu}\n", at.mn_id,
@@ -283,8 +322,9 @@ static int parse_mn(const char *s, unsigned int *id)
 	return parse_uint(s, 0x7fffffff, id);
 }
 
-static int cmd_detach(int fd, int argc, char **argv)
+static int cmd_detach(int argc, char **argv)
 {
+	int fd;
 	unsigned int id;
 	int ret;
 
@@ -292,6 +332,9 @@ static int cmd_detach(int fd, int argc, char **argv)
 		fprintf(stderr, "ciderctl: usage: detach MN\n");
 		return 2;
 	}
+	fd = ctl_dev();
+	if (fd < 0)
+		return EXIT_UNAVAILABLE;
 	ret = cider_detach(fd, id);
 	if (ret) {
 		fprintf(stderr, "ciderctl: detach mn%u: %s\n", id,
@@ -348,8 +391,9 @@ static void print_reconnects(const struct cider_mn_info *mi)
 	putchar('\n');
 }
 
-static int cmd_status(int fd, int argc, char **argv)
+static int cmd_status(int argc, char **argv)
 {
+	int fd;
 	struct cider_mn_info mi;
 	unsigned int id = 0, n = 0;
 	char addr[64], inc[40];
@@ -362,6 +406,9 @@ static int cmd_status(int fd, int argc, char **argv)
 	}
 	if (json)
 		printf("[");
+	fd = ctl_dev();
+	if (fd < 0)
+		return EXIT_UNAVAILABLE;
 	while (!(ret = cider_mn_info(fd, id, &mi))) {
 		bool dead = mi.state == CIDER_MN_DEAD && mi.dead_reason;
 
@@ -474,25 +521,35 @@ static int stats_one(unsigned int id, bool *first)
 	return 0;
 }
 
-static int cmd_stats(int fd, int argc, char **argv)
+static int cmd_stats(int argc, char **argv)
 {
+	int fd;
 	struct cider_mn_info mi;
 	unsigned int id = 0;
 	bool first = true;
-	int ret = 0;
+	int ret = 0, err;
 
 	if (argc > 1 || (argc == 1 && parse_mn(argv[0], &id))) {
 		fprintf(stderr, "ciderctl: usage: stats [MN]\n");
 		return 2;
+	}
+	fd = ctl_dev();
+	if (fd < 0)
+		return EXIT_UNAVAILABLE;
+	/* Which nodes, before any output: a failing device is an error, not "[]". */
+	err = argc == 1 ? 0 : cider_mn_info(fd, id, &mi);
+	if (err && err != -ENOENT) {
+		fprintf(stderr, "ciderctl: stats: %s\n", cider_strerror(err));
+		return EXIT_UNAVAILABLE;
 	}
 	if (json)
 		printf("[");
 	if (argc == 1) {
 		ret = stats_one(id, &first);
 	} else {
-		while (!ret && !cider_mn_info(fd, id, &mi)) {
+		while (!ret && !err) {
 			ret = stats_one(mi.mn_id, &first);
-			id = mi.mn_id + 1;
+			err = cider_mn_info(fd, mi.mn_id + 1, &mi);
 		}
 	}
 	if (json)
@@ -602,8 +659,17 @@ static int kv_result(const char *op, const char *key, int ret)
 	if (!ret)
 		return 0;
 	fprintf(stderr, "ciderctl: kv %s %s: %s\n", op, key, cider_kv_strerror(ret));
-	return ret == -ENOENT || ret == -EEXIST ? 1 : ret == -EINVAL || ret == -ERANGE ||
-	       ret == -ENAMETOOLONG || ret == -E2BIG || ret == -EDOM ? 2 : 1;
+	switch (ret) {
+	case -EINVAL: case -ERANGE: case -ENAMETOOLONG: case -E2BIG: case -EDOM:
+		return EXIT_USAGE;
+	case -ECOMM:
+		return EXIT_UNKNOWN;
+	case -ENOTCONN: case -ENODEV: case -ENXIO: case -ETIMEDOUT: case -ESTALE:
+	case -EHOSTUNREACH: case -ESHUTDOWN:
+		return EXIT_UNAVAILABLE;
+	default:			/* absent, present, full, refused */
+		return EXIT_REFUSED;
+	}
 }
 
 static const struct {
@@ -666,8 +732,9 @@ static int kv_run(int fd, const struct cider_mn_info *mi, unsigned int op, char 
 	return kv_result(kv_ops[op - 1].name, argv[0], ret);
 }
 
-static int cmd_kv(int fd, int argc, char **argv)
+static int cmd_kv(int argc, char **argv)
 {
+	int fd;
 	const char *mn = NULL;
 	struct cider_mn_info mi;
 	unsigned int i;
@@ -686,13 +753,16 @@ static int cmd_kv(int fd, int argc, char **argv)
 			"kv [-m MN] put|insert|update KEY VALUE|@FILE\n");
 		return 2;
 	}
+	fd = ctl_dev();
+	if (fd < 0)
+		return EXIT_UNAVAILABLE;
 	ret = kv_store(fd, mn, &mi);
 	return ret ? ret : kv_run(fd, &mi, kv_ops[i].opcode, argv + 1);
 }
 
 static const struct {
 	const char *name;
-	int (*fn)(int fd, int argc, char **argv);
+	int (*fn)(int argc, char **argv);
 } cmds[] = {
 	{ "info", cmd_info },
 	{ "attach", cmd_attach },
@@ -711,7 +781,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int i;
-	int c, fd, ret;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "+jhV", opts, NULL)) != -1) {
 		switch (c) {
@@ -725,8 +795,9 @@ int main(int argc, char **argv)
 			printf("ciderctl %s\n", CIDER_VERSION);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			/* getopt named the option; the whole text would bury it. */
+			fprintf(stderr, "ciderctl: see ciderctl --help\n");
+			return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
@@ -741,17 +812,10 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[optind], cmds[i].name))
 			break;
 	if (i == sizeof(cmds) / sizeof(cmds[0])) {
-		fprintf(stderr, "ciderctl: unknown command '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
+		fprintf(stderr, "ciderctl: unknown command '%s' (see ciderctl --help)\n",
+			argv[optind]);
+		return EXIT_USAGE;
 	}
 
-	fd = cider_open();
-	if (fd < 0) {
-		fprintf(stderr, "ciderctl: %s\n", cider_strerror(fd));
-		return 1;
-	}
-	ret = cmds[i].fn(fd, argc - optind - 1, argv + optind + 1);
-	close(fd);
-	return ret;
+	return cmds[i].fn(argc - optind - 1, argv + optind + 1);
 }
