@@ -20,8 +20,8 @@ CPPFLAGS := -Iuapi -Ilib -DCIDER_VERSION='"$(shell cat VERSION)"'
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 KERNEL_SRC := $(wildcard kmod/*.c kmod/*.h kmod/core/*.c kmod/core/*.h) uapi/linux/cider.h
-LIB_SRC := lib/cider.c lib/cider-kv.c lib/keyfile.c lib/numparse.c
-LIB_HDR := lib/cider.h lib/numparse.h uapi/linux/cider.h
+LIB_SRC := lib/cider.c lib/cider-kv.c lib/keyfile.c lib/numparse.c lib/jsonw.c
+LIB_HDR := lib/cider.h lib/numparse.h lib/jsonw.h uapi/linux/cider.h
 # The selftests are a kselftest target (selftests/cider/Makefile, which
 # lists them); binaries in build/selftests/cider.  Run only under the
 # debug kernel (they need its fault injection):
@@ -29,11 +29,11 @@ DEBUG_SELFTESTS := faults kvfaults removal fuzz
 CORE_SRC := kmod/core/credit.c kmod/core/backoff.c kmod/core/store.c
 PROTO_SRC := $(addprefix kmod/core/,client.c write.c lockqueue.c writecomb.c localwc.c readcomb.c contention.c \
 	alloc.c fence.c caslock.c slab.c hashindex.c locate.c block.c)
-SIM_SRC := $(wildcard tools/cider-sim/*.c) $(PROTO_SRC) kmod/core/backoff.c lib/workload.c lib/numparse.c
+SIM_SRC := $(wildcard tools/cider-sim/*.c) $(PROTO_SRC) kmod/core/backoff.c lib/workload.c lib/numparse.c lib/jsonw.c
 CORE_HDR := $(wildcard kmod/core/*.h)
 SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
-HOST_TESTS := lib/test_libcider lib/test_numparse $(CORE_TESTS) tools/cider-sim/tests/test_lincheck \
+HOST_TESTS := lib/test_libcider lib/test_numparse lib/test_jsonw $(CORE_TESTS) tools/cider-sim/tests/test_lincheck \
 	tools/cider-memd/tests/test_allow tools/cider-memd/tests/test_key
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san tools/vm/cider-hub tools/vm/cluster-clock
@@ -119,7 +119,8 @@ lib/libcider.a: $(LIB_SRC) $(LIB_HDR) lib/cider-uring.c lib/cider-uring.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-uring.o lib/cider-uring.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/keyfile.o lib/keyfile.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/numparse.o lib/numparse.c
-	ar rcs $@ lib/cider.o lib/cider-kv.o lib/cider-uring.o lib/keyfile.o lib/numparse.o
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/jsonw.o lib/jsonw.c
+	ar rcs $@ lib/cider.o lib/cider-kv.o lib/cider-uring.o lib/keyfile.o lib/numparse.o lib/jsonw.o
 
 tools/vm/cider-hub: tools/vm/cider-hub.c
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
@@ -167,7 +168,7 @@ build/cider-sim-san: $(SIM_SRC) $(SIM_HDR)
 	$(CC) -Ikmod/core -Ilib $(CPPFLAGS) -O1 -g $(WARN) $(SAN) -o $@ $(SIM_SRC) -lm
 
 # The history checker, alone, under the sanitizers.
-LINCHECK_SRC := tools/cider-sim/lincheck.c lib/workload.c lib/numparse.c
+LINCHECK_SRC := tools/cider-sim/lincheck.c lib/workload.c lib/numparse.c lib/jsonw.c
 tools/cider-sim/tests/test_lincheck: tools/cider-sim/tests/test_lincheck.c $(LINCHECK_SRC) \
 				      tools/cider-sim/lincheck.h lib/workload.h $(LT)/.done
 	$(CC) -Itools/cider-sim -Ilib -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< \
@@ -175,6 +176,9 @@ tools/cider-sim/tests/test_lincheck: tools/cider-sim/tests/test_lincheck.c $(LIN
 
 # The kernel's harness is included as a system header: it is not ours to
 # make -Wextra clean, our tests are.
+lib/test_jsonw: lib/test_jsonw.c lib/jsonw.c lib/jsonw.h $(LT)/.done
+	$(CC) -Ilib -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< lib/jsonw.c
+
 lib/test_numparse: lib/test_numparse.c lib/numparse.c lib/numparse.h $(LT)/.done
 	$(CC) -Ilib -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< lib/numparse.c
 

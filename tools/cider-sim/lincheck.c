@@ -47,6 +47,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "jsonw.h"
 #include "numparse.h"
 #include "lincheck.h"
 #include "workload.h"
@@ -1111,16 +1112,7 @@ static void usage(FILE *f)
 
 static void json_str(const char *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if (*s == '\n')
-			printf("\\n");
-		else
-			putchar(*s);
-	}
-	putchar('"');
+	cider_json_str(stdout, s, strlen(s));
 }
 
 struct lc_args {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cider.h"
+#include "jsonw.h"
 #include "numparse.h"
 
 static bool json;
@@ -90,18 +91,7 @@ static void print_dev_text(const struct cider_ibdev_info *d)
 /* Print @s as a JSON string: device names are chosen by whoever added them. */
 static void json_str(const char *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
+	cider_json_str(stdout, s, strlen(s));
 }
 
 static void print_dev_json(const struct cider_ibdev_info *d, bool last)
@@ -646,9 +636,18 @@ static void kv_print_get(const struct cider_mn_info *mi, const char *key, const 
 		return;
 	}
 	if (json) {
+		/* The value as a string when it is text, else in base64. */
 		printf("{\"key\":");
 		json_str(key);
-		printf(",\"length\":%zu}\n", len);
+		printf(",\"length\":%zu,", len);
+		if (cider_utf8_ok(v, len)) {
+			printf("\"value\":");
+			cider_json_str(stdout, v, len);
+		} else {
+			printf("\"value_base64\":");
+			cider_json_base64(stdout, v, len);
+		}
+		printf("}\n");
 		return;
 	}
 	fwrite(v, 1, len, stdout);
