@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cider.h"
+#include "jsonw.h"
 #include "numparse.h"
 #include "bench.h"
 #include "cider-uring.h"
@@ -554,12 +555,15 @@ static int cmd_raw(void)
 		printf("{\"op\":\"%s\",\"threads\":%u,\"depth\":%u,\"batch\":%u,\"size\":%u,"
 		       "\"duration_s\":%.3f,\"ops\":%llu,\"mops\":%.6f,\"p50_us\":%.1f,"
 		       "\"p99_us\":%.1f,\"wr_per_doorbell\":%.2f,\"doorbells\":%llu,"
-		       "\"wrs\":%llu,\"device\":\"%s\",\"mn\":%u",
+		       "\"wrs\":%llu,\"mn\":%u,\"device\":",
 		       op_names[opt.op], opt.threads, opt.depth, opt.batch, opt.size, elapsed,
-		       ops, mops, p50, p99, wpd, db1 - db0, wr1 - wr0, mi.ibdev, mi.mn_id);
-		if (opt.perftest)
-			printf(",\"perftest_mops\":%.6f,\"ratio\":%.3f,\"perftest_cmd\":\"%s\"",
-			       pt, pt > 0 ? mops / pt : 0, cmd);
+		       ops, mops, p50, p99, wpd, db1 - db0, wr1 - wr0, mi.mn_id);
+		cider_json_str(stdout, mi.ibdev, strlen(mi.ibdev));
+		if (opt.perftest) {
+			printf(",\"perftest_mops\":%.6f,\"ratio\":%.3f,\"perftest_cmd\":",
+			       pt, pt > 0 ? mops / pt : 0);
+			cider_json_str(stdout, cmd, strlen(cmd));
+		}
 		printf("}\n");
 	} else {
 		printf("%s x%u, %u threads, depth %u, batch %u, %.1f s on %s (mn%u):\n",

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "numparse.h"
 #include "bench.h"
 #include "kvbench.h"
@@ -331,12 +332,14 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 	double n = d->ops ? (double)d->ops : 1, u = d->updates ? (double)d->updates : 1;
 	unsigned int i, j, first = 1;
 
-	printf("{\"bench\":\"kv\",\"index\":\"%s\",\"mode\":\"%s\",\"device\":\"%s\",\"cns\":1,"
+	printf("{\"bench\":\"kv\",\"index\":\"%s\",\"mode\":\"%s\",\"device\":",
+	       mi->store_index == CIDER_STORE_HASH ? "hash" : "array", mode);
+	cider_json_str(stdout, mi->ibdev, strlen(mi->ibdev));
+	printf(",\"cns\":1,"
 	       "\"threads\":%u,\"depth\":%u,\"clients\":%u,\"api\":\"%s\",\"workload\":\"%s\","
 	       "\"zipf\":%s,\"keys\":%llu,\"key_size\":%u,\"value_size\":\"%s\",\"seed\":%llu,"
 	       "\"seconds\":%.3f,\"ops\":%llu,\"throughput_mops\":%.6f,\"p50_us\":%.2f,"
 	       "\"p99_us\":%.2f,\"p999_us\":%.2f,\"max_us\":%.2f,\"results\":{",
-	       mi->store_index == CIDER_STORE_HASH ? "hash" : "array", mode, mi->ibdev,
 	       kopt.threads, kopt.depth, kopt.threads * kopt.depth, kopt.ioctl ? "ioctl" : "io_uring",
 	       kopt.wl.name, zipf, kopt.keys, kopt.key_size, kopt.vsize_name, kopt.seed, secs,
 	       s->done, s->done / secs / 1e6, s->p50, s->p99, s->p999, s->max);
@@ -363,8 +366,10 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 		printf(",\"module_in_flight\":{\"running\":%.3f,\"verbs_out\":%.3f,\"samples\":%llu}",
 		       (double)d->running / d->samples, (double)d->verbs_out / d->samples,
 		       d->samples);
-	if (kopt.history)
-		printf(",\"history\":\"%s\"", kopt.history);
+	if (kopt.history) {
+		printf(",\"history\":");
+		cider_json_str(stdout, kopt.history, strlen(kopt.history));
+	}
 	printf("}\n");
 }
 
