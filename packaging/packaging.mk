@@ -16,6 +16,8 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
+# bash-completion loads a command's file from here when it is first completed.
+COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 DOCDIR ?= $(DATADIR)/doc/cider
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UDEVDIR ?= $(PREFIX)/lib/udev
@@ -99,9 +101,11 @@ install-lib: libs
 	$(INSTALL) -m 644 uapi/linux/cider.h $(DESTDIR)$(INCLUDEDIR)/cider/linux/cider.h
 
 install-tools: $(INSTALLED_TOOLS)
-	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(COMPLETIONDIR)
 	$(INSTALL) -m 755 tools/ciderctl/ciderctl tools/cider-memd/cider-memd $(DESTDIR)$(SBINDIR)/
 	$(INSTALL) -m 755 tools/cider-bench/cider-bench $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 644 packaging/bash-completion/ciderctl packaging/bash-completion/cider-memd \
+		packaging/bash-completion/cider-bench $(DESTDIR)$(COMPLETIONDIR)/
 
 install-man: man
 	set -e; for p in $(MAN_PAGES); do \
