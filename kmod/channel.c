@@ -220,6 +220,7 @@ static int cider_channel_route_resolved(struct cider_channel *ch)
 	if (ch->key) {
 		ret = cider_key_prove(ch->key, &req.hello,
 				      (struct sockaddr *)&ch->cm_id->route.addr.src_addr,
+				      (struct sockaddr *)&ch->cm_id->route.addr.dst_addr,
 				      &ch->proof);
 		if (ret)
 			return ret;
@@ -260,12 +261,8 @@ static int cider_channel_established(struct cider_channel *ch,
 	    ch->hello.layout_version != CIDER_LAYOUT_VERSION)
 		return -EPROTO;
 	ret = cider_channel_check_proof(ch, p);
-	if (ret) {
-		if (ch->index == 0)
-			pr_warn("%s: the memory node did not prove it holds the store's key\n",
-				ch->name);
-		return ret;
-	}
+	if (ret)
+		return ret;	/* the node says it once (mn.c) */
 	ch->hello.size += cider_fault_hello_size_delta();
 	spin_lock_bh(&ch->lock);
 	live = cider_channel_set_state(ch, CIDER_CHAN_LIVE, 0);

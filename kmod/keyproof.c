@@ -32,11 +32,12 @@ struct crypto_shash *cider_key_new(const void __user *ukey, u32 len)
 	if (len < CIDER_KEY_MIN_LEN || len > sizeof(key))
 		return ERR_PTR(-EINVAL);
 	tfm = crypto_alloc_shash("hmac(sha256)", 0, 0);
-	if (IS_ERR(tfm)) {
-		pr_warn("attach with a key: no hmac(sha256) in this kernel (%ld)\n",
-			PTR_ERR(tfm));
+	if (IS_ERR(tfm) && PTR_ERR(tfm) == -ENOENT) {
+		pr_warn("attach with a key: no hmac(sha256) in this kernel\n");
 		return ERR_PTR(-EOPNOTSUPP);
 	}
+	if (IS_ERR(tfm))
+		return tfm;
 	ret = copy_from_user(key, ukey, len) ? -EFAULT : 0;
 	if (!ret)
 		ret = crypto_shash_setkey(tfm, key, len);
@@ -67,8 +68,11 @@ static int cider_key_mac(struct crypto_shash *key, const u8 *msg, unsigned int l
 	return ret;
 }
 
-/* @sa as the proof names it: an IPv4-mapped IPv6 address as IPv4. */
-static int cider_key_addr(const struct sockaddr *sa, struct cider_proof_addr *a)
+/*
+ * @sa as the proof names it: an IPv4-mapped IPv6 address as IPv4; the
+ * port when @port (the memory node's).
+ */
+static int cider_key_addr(const struct sockaddr *sa, bool port, struct cider_proof_addr *a)
 {
 	const struct in6_addr *in6;
 
@@ -76,10 +80,14 @@ static int cider_key_addr(const struct sockaddr *sa, struct cider_proof_addr *a)
 	if (sa->sa_family == AF_INET) {
 		a->kind = CIDER_PROOF_IPV4;
 		memcpy(a->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		if (port)
+			a->port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
 		return 0;
 	}
 	if (sa->sa_family != AF_INET6)
 		return -EAFNOSUPPORT;
+	if (port)
+		a->port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
 	in6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
 	if (ipv6_addr_v4mapped(in6)) {
 		a->kind = CIDER_PROOF_IPV4;
@@ -91,20 +99,24 @@ static int cider_key_addr(const struct sockaddr *sa, struct cider_proof_addr *a)
 	return 0;
 }
 
-/* Fill @p: the proof that hello @h, sent from @src, comes from a key holder. */
+/*
+ * Fill @p: the proof that hello @h, sent from @src to the memory node at
+ * @dst, comes from a key holder.
+ */
 int cider_key_prove(struct crypto_shash *key, const struct cider_cn_hello *h,
-		    const struct sockaddr *src, struct cider_cn_proof *p)
+		    const struct sockaddr *src, const struct sockaddr *dst,
+		    struct cider_cn_proof *p)
 {
 	u8 msg[CIDER_PROOF_CN_MSG_LEN];
-	struct cider_proof_addr from;
+	struct cider_proof_addr from, to;
 	int ret;
 
-	ret = cider_key_addr(src, &from);
+	ret = cider_key_addr(src, false, &from) ?: cider_key_addr(dst, true, &to);
 	if (ret)
 		return ret;
 	p->time_ns = ktime_get_real_ns();
 	p->nonce = get_random_u64();
-	cider_proof_cn_msg(msg, h, p, &from);
+	cider_proof_cn_msg(msg, h, p, &from, &to);
 	return cider_key_mac(key, msg, sizeof(msg), p->mac);
 }
 

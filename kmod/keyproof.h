@@ -17,7 +17,8 @@ struct crypto_shash;
 struct crypto_shash *cider_key_new(const void __user *ukey, u32 len);
 void cider_key_free(struct crypto_shash *key);
 int cider_key_prove(struct crypto_shash *key, const struct cider_cn_hello *h,
-		    const struct sockaddr *src, struct cider_cn_proof *p);
+		    const struct sockaddr *src, const struct sockaddr *dst,
+		    struct cider_cn_proof *p);
 int cider_key_check(struct crypto_shash *key, const struct cider_cn_proof *p,
 		    const struct cider_mn_hello *h, const struct cider_mn_proof *mp);
 

@@ -174,6 +174,7 @@ static bool cider_mn_curable(int reason)
 	case -ENETUNREACH:
 	case -ENETDOWN:
 	case -EADDRNOTAVAIL:	/* the address went with the link, for now */
+	case -EKEYEXPIRED:	/* the key's proof out of the window: a clock step */
 		return true;
 	default:
 		return false;
@@ -740,6 +741,15 @@ static void cider_mn_say_refused(struct cider_mn *mn, int ret)
 	else if (ret == -EXDEV)
 		pr_err("mn%u: %pISpc is now reached through another RDMA device: given up\n",
 		       mn->id, &mn->addr);
+	else if (ret == -EKEYREJECTED)
+		pr_err("mn%u: %pISpc refused this compute node's key (none given, or another)\n",
+		       mn->id, &mn->addr);
+	else if (ret == -EKEYEXPIRED)
+		pr_err("mn%u: %pISpc refused the key's proof as out of its window: are the clocks apart?\n",
+		       mn->id, &mn->addr);
+	else if (ret == -ENOKEY)
+		pr_err("mn%u: %pISpc did not prove it holds the key (it has none, or another)\n",
+		       mn->id, &mn->addr);
 }
 
 /* Connect and probe; the node is in the array, not listed. */
@@ -750,7 +760,7 @@ static int cider_mn_bring_up(struct cider_mn *mn, unsigned long timeout)
 	ret = cider_mn_connect(mn, timeout);
 	if (!ret && !cider_mn_set_state(mn, CIDER_MN_STATE_LIVE, 0))
 		ret = -ENOTCONN;
-	if (ret == -EACCES)
+	if (ret == -EACCES || ret == -EKEYREJECTED || ret == -EKEYEXPIRED || ret == -ENOKEY)
 		cider_mn_say_refused(mn, ret);
 	if (ret)
 		return cider_mn_attach_lost(mn, ret);

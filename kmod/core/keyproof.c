@@ -18,7 +18,8 @@ static u8 *cider_put(u8 *p, u64 v, u32 len)
 
 void cider_proof_cn_msg(u8 *buf, const struct cider_cn_hello *h,
 			const struct cider_cn_proof *p,
-			const struct cider_proof_addr *from)
+			const struct cider_proof_addr *from,
+			const struct cider_proof_addr *to)
 {
 	u8 *b = buf;
 
@@ -28,7 +29,10 @@ void cider_proof_cn_msg(u8 *buf, const struct cider_cn_hello *h,
 	b = cider_put(b, h->channel, 4);
 	b = cider_put(b, from->kind, 4);
 	memcpy(b, from->addr, 16);
-	b = cider_put(b + 16, p->time_ns, 8);
+	b = cider_put(b + 16, to->kind, 4);
+	memcpy(b, to->addr, 16);
+	b = cider_put(b + 16, to->port, 2);
+	b = cider_put(b, p->time_ns, 8);
 	cider_put(b, p->nonce, 8);
 }
 

@@ -9,7 +9,9 @@
  * message exchange on its QPs, which serve only one-sided verbs):
  *  - the CN's connect request carries, after its hello, a timestamp, a
  *    random nonce and an HMAC-SHA256 (first 16 bytes) over the hello,
- *    the CN's own address, the timestamp and the nonce;
+ *    the CN's own address, the memory node's address and port it
+ *    connects to (a captured request is good for no other node, nor for
+ *    another port of the same host), the timestamp and the nonce;
  *  - the memory node admits it when the MAC is right, the timestamp is
  *    within CIDER_PROOF_WINDOW_NS of its own clock, and it has not seen
  *    that MAC within the window (a replay); only then does its accept
@@ -39,19 +41,21 @@
 #define CIDER_PROOF_IPV4	4
 #define CIDER_PROOF_IPV6	6
 
-/* The CN's address as the proof covers it: IPv4 in the first 4 bytes. */
+/* An address as the proof covers it: IPv4 in the first 4 bytes. */
 struct cider_proof_addr {
 	u32 kind;		/* CIDER_PROOF_IPV4 or CIDER_PROOF_IPV6 */
 	u8 addr[16];
+	u16 port;		/* host order; the memory node's only */
 };
 
-#define CIDER_PROOF_CN_MSG_LEN	(16 + 16 + 4 + 16 + 8 + 8)
+#define CIDER_PROOF_CN_MSG_LEN	(16 + 16 + (4 + 16) + (4 + 16 + 2) + 8 + 8)
 #define CIDER_PROOF_MN_MSG_LEN	(16 + CIDER_MAC_LEN + 32)
 
 /* The bytes a CN's MAC covers, CIDER_PROOF_CN_MSG_LEN of them at @buf. */
 void cider_proof_cn_msg(u8 *buf, const struct cider_cn_hello *h,
 			const struct cider_cn_proof *p,
-			const struct cider_proof_addr *from);
+			const struct cider_proof_addr *from,
+			const struct cider_proof_addr *to);
 
 /* The bytes the MN's MAC covers: the CN's MAC and the MN's hello. */
 void cider_proof_mn_msg(u8 *buf, const u8 cn_mac[CIDER_MAC_LEN],

@@ -495,8 +495,8 @@ static bool key_admits(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	enum memd_proof p;
 
 	p = memd_key_check(&key, req->private_data, req->private_data_len,
-			   rdma_get_peer_addr(id), clock_ns(CLOCK_REALTIME),
-			   clock_ns(CLOCK_MONOTONIC));
+			   rdma_get_peer_addr(id), rdma_get_local_addr(id),
+			   clock_ns(CLOCK_REALTIME), clock_ns(CLOCK_MONOTONIC));
 	if (p == MEMD_PROOF_OK)
 		return true;
 	if (who->channel == 0 || p == MEMD_PROOF_REPLAY || p == MEMD_PROOF_BUSY)
@@ -509,7 +509,12 @@ static bool key_admits(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	return false;
 }
 
-static void on_connect_request(struct rdma_cm_event *ev)
+/*
+ * A connect request: accepted (0), or refused (-1), its id then the
+ * caller's to destroy once the event is acknowledged (a refused request's
+ * id would otherwise stay, one per attempt of whoever is refused).
+ */
+static int on_connect_request(struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = ev->id;
 	const struct rdma_conn_param *req = &ev->param.conn;
@@ -537,10 +542,10 @@ static void on_connect_request(struct rdma_cm_event *ev)
 		if (who.channel == 0)
 			logerr("refused cn %u from %s: not on the allow list", who.cn_id, peer(id));
 		reject_because(id, CIDER_REJECT_NOT_ALLOWED);
-		return;
+		return -1;
 	}
 	if (key.len && !key_admits(id, req, &who))
-		return;
+		return -1;
 	d = memdev_get(id->verbs);
 	c = calloc(1, sizeof(*c));
 	if (!d || !c) {
@@ -581,9 +586,10 @@ static void on_connect_request(struct rdma_cm_event *ev)
 	c->next = conns;
 	conns = c;
 	id->context = c;
-	return;
+	return 0;
 reject:
 	rdma_reject(id, NULL, 0);
+	return -1;
 }
 
 /* Who is attached: a header line, then one line per connected channel. */
@@ -668,8 +674,7 @@ static struct rdma_cm_id *on_event(struct rdma_cm_event *ev)
 		logmsg("event %s from %s", rdma_event_str(ev->event), peer(ev->id));
 	switch (ev->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		on_connect_request(ev);
-		return NULL;
+		return on_connect_request(ev) ? ev->id : NULL;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		nr_connects++;
 		logmsg("connected: cn %u channel %u from %s", c->who.cn_id,

@@ -52,13 +52,19 @@ static int mac_of(const struct memd_key *k, const uint8_t *msg, size_t len,
 	return ret;
 }
 
-/* @sa as a proof names it: IPv4-mapped IPv6 as IPv4 (keyproof.h). */
-static void proof_addr(const struct sockaddr *sa, struct cider_proof_addr *a)
+/*
+ * @sa as a proof names it: IPv4-mapped IPv6 as IPv4 (keyproof.h); the
+ * port when @port (this node's).
+ */
+static void proof_addr(const struct sockaddr *sa, bool port, struct cider_proof_addr *a)
 {
 	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
 	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
 
 	memset(a, 0, sizeof(*a));
+	if (port)
+		a->port = ntohs(sa->sa_family == AF_INET ?
+				((const struct sockaddr_in *)sa)->sin_port : s6->sin6_port);
 	if (sa->sa_family == AF_INET) {
 		a->kind = CIDER_PROOF_IPV4;
 		memcpy(a->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
@@ -101,11 +107,12 @@ static void remember(struct memd_key *k, uint64_t tag, uint64_t mono_ns)
 }
 
 enum memd_proof memd_key_check(struct memd_key *k, const void *data, size_t len,
-			       const struct sockaddr *from, uint64_t real_ns, uint64_t mono_ns)
+			       const struct sockaddr *from, const struct sockaddr *to,
+			       uint64_t real_ns, uint64_t mono_ns)
 {
 	static const uint8_t none[CIDER_MAC_LEN];
 	uint8_t msg[CIDER_PROOF_CN_MSG_LEN], mac[CIDER_MAC_LEN];
-	struct cider_proof_addr a;
+	struct cider_proof_addr a, b;
 	struct cider_cn_hello h;
 	struct cider_cn_proof p;
 	uint64_t tag;
@@ -117,8 +124,9 @@ enum memd_proof memd_key_check(struct memd_key *k, const void *data, size_t len,
 	/* IB CM pads private data with zeros: a CN without a key sends these. */
 	if (!p.time_ns && !memcmp(p.mac, none, sizeof(none)))
 		return MEMD_PROOF_NONE;
-	proof_addr(from, &a);
-	cider_proof_cn_msg(msg, &h, &p, &a);
+	proof_addr(from, false, &a);
+	proof_addr(to, true, &b);
+	cider_proof_cn_msg(msg, &h, &p, &a, &b);
 	if (mac_of(k, msg, sizeof(msg), mac) || cider_mac_differs(mac, p.mac))
 		return MEMD_PROOF_BAD;
 	if (!cider_proof_fresh(real_ns, p.time_ns))

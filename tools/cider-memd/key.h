@@ -57,11 +57,13 @@ void memd_key_clear(struct memd_key *k);
 
 /*
  * Check the proof in @data (@len bytes of a connect request's private
- * data, the hello first) sent from @from, at @real_ns (CLOCK_REALTIME)
- * and @mono_ns (CLOCK_MONOTONIC).  A proof that passes is remembered.
+ * data, the hello first) sent from @from to this node's @to (address and
+ * port), at @real_ns (CLOCK_REALTIME) and @mono_ns (CLOCK_MONOTONIC).  A
+ * proof that passes is remembered.
  */
 enum memd_proof memd_key_check(struct memd_key *k, const void *data, size_t len,
-			       const struct sockaddr *from, uint64_t real_ns, uint64_t mono_ns);
+			       const struct sockaddr *from, const struct sockaddr *to,
+			       uint64_t real_ns, uint64_t mono_ns);
 
 /* The node's answer to the (checked) request @data: its MAC for @h. */
 void memd_key_answer(const struct memd_key *k, const void *data,

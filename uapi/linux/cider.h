@@ -206,8 +206,10 @@ struct cider_detach {
  * fail at once.  It turns LIVE again (a memory node restarted on its
  * backing file serves the same store), or DEAD once loss_timeout_ms has
  * passed or when the node it reaches does not hold the store it attached
- * (a memory node restarted without one: ESTALE), refuses it (EACCES), or
- * gave its cn_id to another compute node (EADDRINUSE).
+ * (a memory node restarted without one: ESTALE), refuses it (EACCES,
+ * EKEYREJECTED), does not prove the key (ENOKEY), or gave its cn_id to
+ * another compute node (EADDRINUSE).  A proof refused as out of the
+ * window (EKEYEXPIRED, a clock step) is tried again.
  */
 #define CIDER_MN_RECONNECTING	3
 

@@ -48,27 +48,41 @@ static struct sockaddr_in from4(const char *s)
 	return sin;
 }
 
-/* A request as cider.ko builds it, by @key's holder at @addr. */
+#define NODE "10.77.0.1"	/* the memory node, */
+#define PORT 7471		/* and its port */
+
+/* A request as cider.ko builds it, by @key's holder at @addr, for NODE:PORT. */
 static struct req prove(const unsigned char *key, const char *addr, uint64_t t, uint64_t nonce)
 {
 	struct req r = { .hello = { .magic = CIDER_CN_MAGIC, .cn_id = 7, .channel = 1 } };
 	uint8_t msg[CIDER_PROOF_CN_MSG_LEN];
 	struct cider_proof_addr a = { .kind = CIDER_PROOF_IPV4 };
+	struct cider_proof_addr to = { .kind = CIDER_PROOF_IPV4, .port = PORT };
 
 	inet_pton(AF_INET, addr, a.addr);
+	inet_pton(AF_INET, NODE, to.addr);
 	r.proof.time_ns = t;
 	r.proof.nonce = nonce;
-	cider_proof_cn_msg(msg, &r.hello, &r.proof, &a);
+	cider_proof_cn_msg(msg, &r.hello, &r.proof, &a, &to);
 	hmac16(key, strlen((const char *)key), msg, sizeof(msg), r.proof.mac);
 	return r;
+}
+
+/* The node's check of @r from @addr, arriving at @node:@port. */
+static enum memd_proof check_at(struct memd_key *k, const struct req *r, const char *addr,
+				const char *node, uint16_t port, uint64_t real, uint64_t mono)
+{
+	struct sockaddr_in sin = from4(addr), me = from4(node);
+
+	me.sin_port = htons(port);
+	return memd_key_check(k, r, sizeof(*r), (struct sockaddr *)&sin, (struct sockaddr *)&me,
+			      real, mono);
 }
 
 static enum memd_proof check(struct memd_key *k, const struct req *r, const char *addr,
 			     uint64_t real, uint64_t mono)
 {
-	struct sockaddr_in sin = from4(addr);
-
-	return memd_key_check(k, r, sizeof(*r), (struct sockaddr *)&sin, real, mono);
+	return check_at(k, r, addr, NODE, PORT, real, mono);
 }
 
 FIXTURE(key) {
@@ -122,15 +136,26 @@ TEST_F(key, another_key_a_changed_byte_or_another_address_is_a_wrong_proof)
 	EXPECT_EQ(0U, self->k.n);			/* none remembered */
 }
 
+/* A captured request is good for the node and port it was made for only. */
+TEST_F(key, a_proof_for_another_node_or_port_is_a_wrong_proof)
+{
+	struct req r = prove(good, "10.77.0.2", NOW, 1);
+
+	EXPECT_EQ(MEMD_PROOF_BAD, check_at(&self->k, &r, "10.77.0.2", "10.77.0.9", PORT, NOW, 1));
+	EXPECT_EQ(MEMD_PROOF_BAD, check_at(&self->k, &r, "10.77.0.2", NODE, PORT + 1, NOW, 1));
+	EXPECT_EQ(MEMD_PROOF_OK, check(&self->k, &r, "10.77.0.2", NOW, 1));
+}
+
 TEST_F(key, no_proof_is_told_apart_from_a_wrong_one)
 {
 	struct req r = { .hello = { .magic = CIDER_CN_MAGIC, .cn_id = 7 } };
-	struct sockaddr_in sin = from4("10.77.0.2");
+	struct sockaddr_in sin = from4("10.77.0.2"), me = from4(NODE);
 
 	/* IB CM pads a keyless CN's 16-byte hello with zeros to 56. */
 	EXPECT_EQ(MEMD_PROOF_NONE, check(&self->k, &r, "10.77.0.2", NOW, 1));
 	EXPECT_EQ(MEMD_PROOF_NONE, memd_key_check(&self->k, &r, sizeof(r.hello),
-						  (struct sockaddr *)&sin, NOW, 1));
+						  (struct sockaddr *)&sin, (struct sockaddr *)&me,
+						  NOW, 1));
 }
 
 TEST_F(key, a_proof_out_of_the_window_is_stale_either_way)
