@@ -112,6 +112,8 @@ static enum cider_step cider_op_again_next(struct cider_client *c)
 		c->state = CIDER_OP_LWC_WAIT;
 		return cider_park(c);
 	}
+	if (c->op == CIDER_SEARCH && cider_cache_serve(c))
+		return CIDER_STEP_DONE;		/* under a right: no verb */
 	if (c->op == CIDER_SEARCH && cider_cfg_of(c)->read_comb && !c->rc_leading &&
 	    !c->fenced && cider_rc_join(c)) {
 		c->state = CIDER_OP_RC_WAIT;
@@ -166,6 +168,26 @@ static enum cider_step cider_op_search_check(struct cider_client *c)
 		if (c->out)
 			cider_put_le64(c->out, c->got, c->out_len);
 	}
+	if (!cider_cache_note(c))
+		return cider_op_goto(c, CIDER_OP_DONE);
+	/* A hot key's word unleased: lease it, the value kept if that works. */
+	c->sub.mark_t = cider_now(c);
+	cider_v_reset(c);
+	cider_v_cas(c, c->paddr, c->ptr, c->ptr | cider_w_leased_bit(c));
+	c->state = CIDER_OP_CACHE_MARK;
+	return CIDER_STEP_POSTED;
+}
+
+static enum cider_step cider_op_cache_mark_next(struct cider_client *c)
+{
+	/*
+	 * The bytes are the word's only if the CAS executed within the
+	 * reclamation rule of the pointer's READ (a late one may have found
+	 * the word again on a reused block), or the reader is on the fence.
+	 */
+	bool fresh = c->fenced || cider_now(c) - c->t0 <= cider_cfg_of(c)->grace_ns / 2;
+
+	cider_cache_marked(c, c->v[0].old == c->ptr, fresh, c->sub.mark_t);
 	return cider_op_goto(c, CIDER_OP_DONE);
 }
 
@@ -175,6 +197,10 @@ static enum cider_step cider_op_search(struct cider_client *c)
 		c->res = CIDER_RES_NOTFOUND;
 		return cider_op_goto(c, CIDER_OP_DONE);
 	}
+	if (cider_cache_refresh(c))	/* the word is the cached one's, leased */
+		return cider_op_goto(c, CIDER_OP_DONE);
+	if (cider_hashed(c) && c->sub.locate.cached)	/* no block in c->buf */
+		return cider_op_goto(c, CIDER_OP_AGAIN);
 	if (cider_hashed(c))		/* the hash index read it already */
 		return cider_op_search_check(c);
 	cider_v_reset(c);

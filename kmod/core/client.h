@@ -9,6 +9,7 @@
 
 #include "proto.h"
 #include "alloc.h"
+#include "cache.h"
 #include "caslock.h"
 #include "contention.h"
 #include "fence.h"
@@ -29,6 +30,14 @@ struct cider_client_stats {
 	u64 coords;		/* UPDATEs that waited, then read the queue to combine */
 	u64 corrupt;		/* candidate blocks that failed their checks (skipped) */
 	u64 read_combined;	/* SEARCHes answered by another's lookup (readcomb.c) */
+	/* the CN cache (cache.c) */
+	u64 cache_hits;		/* SEARCHes answered under a right, no verb */
+	u64 cache_refreshes;	/* answered after READing the pointer only */
+	u64 cache_misses;	/* SEARCHes that READ the block (with the cache on) */
+	u64 cache_fills;	/* rights taken on a value kept */
+	u64 cache_marks;	/* leases started: the LEASED bit CASed in */
+	u64 lease_revokes;	/* writes that CASed the WAITING bit in */
+	u64 lease_waits;	/* writes that waited out a lease */
 };
 
 struct cider_client {
@@ -95,6 +104,7 @@ struct cider_client {
 		struct cider_acquire acquire;
 		struct cider_release release;
 		struct cider_coord coord;
+		u64 mark_t;	/* CACHE_MARK: when the lease's CAS was posted */
 	} sub;
 	union {
 		struct cider_alloc alloc;
@@ -133,6 +143,7 @@ struct cider_cn {
 	u64 qseq;
 	struct cider_slab slab;		/* this CN's KV blocks */
 	struct cider_hot hot[CIDER_HOT_SLOTS];
+	struct cider_cache cache;	/* hot keys' values under read leases */
 	struct cider_lwc *lwc;
 	u32 nr_lwc;
 	struct cider_backoff backoff;

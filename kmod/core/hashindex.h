@@ -6,8 +6,9 @@
  * Slot (8 bytes):  bits 63..56 fingerprint (from the key's hash),
  *                  55..52 block size class, 51..40 version (advanced by
  *                  every DELETE, as in the pointer array; CIDER_VER_BITS
- *                  wide, like the lock entry's), 39..0 block offset / 64
- *                  (0: empty; 64 TiB of blocks).
+ *                  wide, like the lock entry's), 39 leased, 38 a writer
+ *                  waits (the CN cache's read lease, cache.h), 37..0
+ *                  block offset / 64 (0: empty; 16 TiB of blocks).
  * Bucket: 8 slots, 64 bytes, one cache line and one small READ.
  * A key has two candidate buckets from two independent hashes; a SEARCH
  * READs both in one batch (one round trip), matches fingerprints, and
@@ -28,12 +29,15 @@
 #define CIDER_SLOT_UNIT		64	/* blocks are 64-byte aligned */
 #define CIDER_SLOT_OFF_BITS	40
 #define CIDER_SLOT_OFF_MASK	((1ULL << CIDER_SLOT_OFF_BITS) - 1)
+#define CIDER_SLOT_LEASED	BIT_ULL(39)
+#define CIDER_SLOT_WAITING	BIT_ULL(38)
+#define CIDER_SLOT_ADDR_MASK	((1ULL << 38) - 1)
 
 static inline u64 cider_slot_make(u8 fp, u32 cls, u32 ver, u64 off)
 {
 	return (u64)fp << 56 | (u64)(cls & 15) << 52 |
 	       (u64)(ver & CIDER_VER_MASK) << CIDER_SLOT_OFF_BITS |
-	       ((off / CIDER_SLOT_UNIT) & CIDER_SLOT_OFF_MASK);
+	       ((off / CIDER_SLOT_UNIT) & CIDER_SLOT_ADDR_MASK);
 }
 
 static inline u8 cider_slot_fp(u64 s)
@@ -53,12 +57,12 @@ static inline u32 cider_slot_ver(u64 s)
 
 static inline u64 cider_slot_off(u64 s)
 {
-	return (s & CIDER_SLOT_OFF_MASK) * CIDER_SLOT_UNIT;
+	return (s & CIDER_SLOT_ADDR_MASK) * CIDER_SLOT_UNIT;
 }
 
 static inline bool cider_slot_empty(u64 s)
 {
-	return !(s & CIDER_SLOT_OFF_MASK);
+	return !(s & CIDER_SLOT_ADDR_MASK);
 }
 
 struct cider_hash_loc {

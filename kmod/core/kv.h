@@ -4,8 +4,9 @@
  * what the words on the memory node mean.
  *
  * Data pointer (8 bytes per key, index area):
- *   bits 63..52 version (advanced by every DELETE), 51..0 block offset
- *   (0: no KV pair).
+ *   bits 63..52 version (advanced by every DELETE), 51 leased, 50 a
+ *   writer waits (the CN cache's read lease, cache.h), 49..0 block
+ *   offset (0: no KV pair).
  * Lock record (16 + 8 * lock_qlen bytes per key, lock area): the lock
  *   queue's header and ring (lockqueue.h); in caslock mode word 0 is the
  *   holder's client id + 1 and word 1 the epoch: bits 63..32 reset
@@ -30,6 +31,9 @@
 #define CIDER_VER_MASK		((1U << CIDER_VER_BITS) - 1)
 #define CIDER_OFF_BITS		(64 - CIDER_VER_BITS)
 #define CIDER_OFF_MASK		((1ULL << CIDER_OFF_BITS) - 1)
+#define CIDER_WORD_LEASED	BIT_ULL(51)
+#define CIDER_WORD_WAITING	BIT_ULL(50)
+#define CIDER_WORD_ADDR_MASK	((1ULL << 50) - 1)
 #define CIDER_BLOCK_SIZE	16
 #define CIDER_EPOCH_GEN		0x100000000ULL	/* 1 << 32 */
 
@@ -60,7 +64,7 @@ static inline const char *cider_res_name(u8 res)
 
 static inline u64 cider_word(u32 ver, u64 off)
 {
-	return (u64)(ver & CIDER_VER_MASK) << CIDER_OFF_BITS | (off & CIDER_OFF_MASK);
+	return (u64)(ver & CIDER_VER_MASK) << CIDER_OFF_BITS | (off & CIDER_WORD_ADDR_MASK);
 }
 
 static inline u32 cider_word_ver(u64 w)
@@ -70,7 +74,7 @@ static inline u32 cider_word_ver(u64 w)
 
 static inline u64 cider_word_off(u64 w)
 {
-	return w & CIDER_OFF_MASK;
+	return w & CIDER_WORD_ADDR_MASK;
 }
 
 static inline u32 cider_epoch_gen(u64 e)

@@ -69,6 +69,7 @@ static enum cider_step cider_locate_begin(struct cider_client *c)
 	struct cider_hash_loc loc;
 
 	c->outcome = CIDER_OUT_NOTFOUND;	/* until it is found */
+	l->cached = false;
 	c->t0 = cider_now(c);
 	cider_v_reset(c);
 	if (!cider_hashed(c)) {
@@ -96,8 +97,8 @@ static enum cider_step cider_locate_begin(struct cider_client *c)
 static enum cider_step cider_locate_scan(struct cider_client *c)
 {
 	struct cider_locate *l = &c->sub.locate;
+	u64 w, slot;
 	u32 b, i;
-	u64 w;
 
 	for (; l->ci < 2 * CIDER_BUCKET_SLOTS; l->ci++) {
 		w = l->bkt[l->ci / 8][l->ci % 8];
@@ -112,6 +113,14 @@ static enum cider_step cider_locate_scan(struct cider_client *c)
 		if (cider_slot_class(w) >= CIDER_NR_CLASSES ||
 		    cider_class_size(cider_slot_class(w)) > c->buf_len)
 			continue;
+		/* The cached block's slot, word unchanged and leased: it is the key. */
+		slot = cider_bucket_addr(cider_cfg_of(c), l->bucket[l->ci / 8]) + (l->ci % 8) * 8;
+		if (cider_cache_knows_slot(c, slot, w)) {
+			cider_use_slot(c, l->ci / 8, l->ci % 8);
+			l->cached = true;
+			c->outcome = CIDER_OUT_OK;
+			return CIDER_STEP_DONE;
+		}
 		cider_v_reset(c);
 		cider_v_add(c, CIDER_V_READ, cider_slot_off(w),
 			    cider_class_size(cider_slot_class(w)))->buf = c->buf;

@@ -18,6 +18,7 @@ struct cider_locate {
 	u32 ci;			/* candidate being checked: bucket * 8 + slot */
 	u64 bucket[2];		/* the candidate buckets */
 	u64 bkt[2][8];		/* their slots as read */
+	bool cached;		/* the slot was the cache's: its block not READ */
 };
 
 void cider_locate_init(struct cider_client *c);

@@ -10,6 +10,7 @@
 #define _CIDER_CORE_PLATFORM_H
 
 #ifdef __KERNEL__
+#include <linux/bits.h>
 #include <linux/crc32c.h>
 #include <linux/types.h>
 #include <linux/string.h>
@@ -50,6 +51,9 @@ static inline u32 cider_crc32c(const void *p, size_t n)
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+#ifndef BIT_ULL
+#define BIT_ULL(n) (1ULL << (n))
 #endif
 #endif
 

@@ -89,6 +89,10 @@ struct cider_cfg {
 	u64 ilock_off;		/* hash: INSERT locks, one per bucket */
 	bool local_wc;
 	bool read_comb;		/* SEARCHes of a key on a CN share one lookup (readcomb.c) */
+	bool cache;		/* CNs take read leases on hot keys (cache.h) */
+	u64 cache_lease_ns;	/* how long a read lease lasts */
+	u64 cache_margin_ns;	/* what writers wait beyond it: the clocks' drift */
+	u32 cache_hot;		/* SEARCHes finding the same word before a lease */
 	bool backoff;		/* osync: SMART backoff between CAS retries */
 	u32 nr_cns;
 	u32 clients_per_cn;

@@ -52,7 +52,7 @@ static const char *cider_store_resolve(struct cider_store_params *p)
 		return "unknown synchronization mode (osync, caslock, mcs or cider)";
 	if (p->region_size < CIDER_MN_MIN_SIZE || p->region_size > CIDER_STORE_MAX_REGION ||
 	    p->region_size % CIDER_MN_ALIGN)
-		return "region size must be a multiple of 4 KiB from 1 MiB to 64 TiB";
+		return "region size must be a multiple of 4 KiB from 1 MiB to 16 TiB";
 	if (!p->chunk_size)
 		p->chunk_size = p->index == CIDER_SB_INDEX_HASH ? CIDER_HASH_CHUNK :
 				CIDER_ARRAY_CHUNK;

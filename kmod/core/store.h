@@ -29,7 +29,7 @@ struct cider_store_params {
 	u64 store_id;		/* with CIDER_SB_F_STORE_ID: not 0 */
 };
 
-#define CIDER_STORE_MAX_REGION	(64ULL << 40)	/* hash slots address 64 TiB */
+#define CIDER_STORE_MAX_REGION	(16ULL << 40)	/* hash slots address 16 TiB */
 #define CIDER_STORE_MAX_KEYS	0x100000000ULL	/* 2^32 */
 /*
  * 50 ms: well above a lock hold on a loaded NIC (tens of microseconds)

@@ -30,6 +30,33 @@ static inline u32 cider_w_ver(const struct cider_client *c, u64 w)
 	return cider_hashed(c) ? cider_slot_ver(w) : cider_word_ver(w);
 }
 
+/* The read lease's bits of a pointer word (cache.h). */
+static inline u64 cider_w_leased_bit(const struct cider_client *c)
+{
+	return cider_hashed(c) ? CIDER_SLOT_LEASED : CIDER_WORD_LEASED;
+}
+
+static inline u64 cider_w_waiting_bit(const struct cider_client *c)
+{
+	return cider_hashed(c) ? CIDER_SLOT_WAITING : CIDER_WORD_WAITING;
+}
+
+static inline bool cider_w_leased(const struct cider_client *c, u64 w)
+{
+	return w & cider_w_leased_bit(c);
+}
+
+static inline bool cider_w_waiting(const struct cider_client *c, u64 w)
+{
+	return w & cider_w_waiting_bit(c);
+}
+
+/* The word without its lease bits: which block, which version. */
+static inline u64 cider_w_bare(const struct cider_client *c, u64 w)
+{
+	return w & ~(cider_w_leased_bit(c) | cider_w_waiting_bit(c));
+}
+
 static inline u64 cider_w_make(const struct cider_client *c, u32 ver, u64 off)
 {
 	if (cider_hashed(c))

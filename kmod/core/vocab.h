@@ -87,6 +87,7 @@
 	X(LOCATE, locate, LOCATE) /* child: cider_locate */ \
 	X(FENCE_LEAVE, fence_leave, FENCE) /* child: cider_fence, leave before writing */ \
 	X(SEARCH_READ, search_read, NONE) /* array SEARCH: READ of the block posted */ \
+	X(CACHE_MARK, cache_mark, NONE) /* SEARCH: CAS of a hot key's lease bit posted */ \
 	X(INSERT, insert, INSERT) /* array INSERT, child: cider_insert */ \
 	X(ILOCK, ilock, CASLOCK) /* hash INSERT, child: cider_caslock on its INSERT lock */ \
 	X(ILOOP, iloop, NONE) /* hash INSERT under the lock: locate again */ \
@@ -165,6 +166,8 @@
 	X(WRITE, write, CHECK, check) /* decide from c->ptr: CAS, or stop */ \
 	X(WRITE, write, HINT, hint) /* READ of a pointer the queue only hinted posted */ \
 	X(WRITE, write, CAS, cas) /* (WRITE and) CAS of the data pointer posted */ \
+	X(WRITE, write, REVOKE, revoke) /* CAS of the WAITING bit into a leased word posted */ \
+	X(WRITE, write, LEASE, lease) /* sleeping until the readers' leases ended */ \
 	X(WRITE, write, BACKOFF, backoff) /* sleeping after a failed CAS */
 
 #define CIDER_INSERT_STATES(X)	\

@@ -55,6 +55,7 @@ static enum cider_step cider_write_begin(struct cider_client *c)
 
 	w->retries = 0;
 	w->blk = 0;
+	w->waited = 0;
 	w->state = CIDER_WRITE_CHECK;
 	if (c->op == CIDER_DELETE)
 		return CIDER_STEP_NEXT;
@@ -73,6 +74,70 @@ static enum cider_step cider_write_stop(struct cider_client *c, u8 res)
 		c->res = res;
 	cider_block_unused(c, &c->sub.write.blk);
 	return CIDER_STEP_DONE;
+}
+
+/*
+ * Wait out the leases on c->ptr: every right was taken by a READ or CAS
+ * that executed before the WAITING bit was set, which is before now, so
+ * it ends within a lease of now by its CN's clock; the margin covers the
+ * clocks' drift (cache.h).
+ */
+static enum cider_step cider_write_lease_wait(struct cider_client *c)
+{
+	const struct cider_cfg *cfg = cider_cfg_of(c);
+	struct cider_write *w = &c->sub.write;
+	u64 wait = cfg->cache_lease_ns + cfg->cache_margin_ns;
+
+	c->st.lease_waits++;
+	w->lease_end = cider_now(c) + wait;
+	w->state = CIDER_WRITE_LEASE;
+	return cider_sleep(c, wait);
+}
+
+/*
+ * Readers hold a lease on the word (cache.h): stop new ones (the WAITING
+ * bit, unless another writer set it), wait the old ones out, then CAS the
+ * word waited on.
+ */
+static enum cider_step cider_write_revoke(struct cider_client *c)
+{
+	struct cider_write *w = &c->sub.write;
+
+	if (cider_w_waiting(c, c->ptr))
+		return cider_write_lease_wait(c);
+	cider_v_reset(c);
+	cider_v_cas(c, c->paddr, c->ptr, c->ptr | cider_w_waiting_bit(c));
+	w->state = CIDER_WRITE_REVOKE;
+	return CIDER_STEP_POSTED;
+}
+
+static enum cider_step cider_write_revoked(struct cider_client *c)
+{
+	struct cider_write *w = &c->sub.write;
+	u64 old = c->v[0].old;
+
+	if (old != c->ptr) {		/* written, or leased anew: look again */
+		c->st.cas_fail++;
+		c->ptr = old;
+		w->state = CIDER_WRITE_CHECK;
+		return CIDER_STEP_NEXT;
+	}
+	c->st.lease_revokes++;
+	c->ptr |= cider_w_waiting_bit(c);
+	return cider_write_lease_wait(c);
+}
+
+/* Woken while waiting out a lease: the timer, or early by a message. */
+static enum cider_step cider_write_leased(struct cider_client *c)
+{
+	struct cider_write *w = &c->sub.write;
+	u64 now = cider_now(c);
+
+	if (now < w->lease_end)
+		return cider_sleep(c, w->lease_end - now);
+	w->waited = c->ptr;
+	w->state = CIDER_WRITE_CHECK;
+	return CIDER_STEP_NEXT;
 }
 
 /* c->ptr holds the key (else stop): CAS it to the new block or to empty. */
@@ -106,13 +171,23 @@ static enum cider_step cider_write_try(struct cider_client *c)
 		c->outcome = CIDER_OUT_ESCALATE;	/* to the lock queue (contention.c) */
 		return cider_write_stop(c, CIDER_RES_NONE);
 	}
+	if (cider_w_leased(c, c->ptr) && w->waited != c->ptr)
+		return cider_write_revoke(c);
 	cider_v_reset(c);
 	if (c->op != CIDER_DELETE) {
 		if (!w->retries && cider_hashed(c) && !cider_block_build(c, w->blk))
 			return cider_write_stop(c, CIDER_RES_NOSPC);
 		else if (!w->retries && !cider_hashed(c))
 			cider_v_write(c, w->blk, c->key, cider_le64(c->wval, 8));
-		w->cmp = cider_w_make(c, cider_w_ver(c, c->ptr), w->blk);
+		/*
+		 * A write that ends a lease advances the version, as a DELETE
+		 * does: a leased word then never comes back (12 bits of
+		 * versions, each a lease long), and a writer that waited out
+		 * one lease cannot CAS the same word value leased anew after
+		 * its block was reused (the simulator found that ABA).
+		 */
+		w->cmp = cider_w_make(c, cider_w_ver(c, c->ptr) + cider_w_leased(c, c->ptr),
+				      w->blk);
 	} else {
 		w->cmp = cider_w_make(c, cider_w_ver(c, c->ptr) + 1, 0);
 	}
@@ -144,6 +219,7 @@ static enum cider_step cider_write_cas(struct cider_client *c)
 	w->retries++;
 	c->st.cas_fail++;
 	c->ptr = old;
+	w->waited = 0;
 	w->state = CIDER_WRITE_CHECK;
 	if (cider_write_escalates(c))
 		return CIDER_STEP_NEXT;		/* no backoff: to the queue, once checked */
@@ -189,6 +265,10 @@ static enum cider_step cider_write_once(struct cider_client *c)
 		return cider_write_try(c);
 	case CIDER_WRITE_CAS:
 		return cider_write_cas(c);
+	case CIDER_WRITE_REVOKE:
+		return cider_write_revoked(c);
+	case CIDER_WRITE_LEASE:
+		return cider_write_leased(c);
 	case CIDER_WRITE_BACKOFF:
 	default:
 		w->state = CIDER_WRITE_CHECK;

@@ -24,6 +24,8 @@ struct cider_write {
 	u64 blk;		/* the new block, 0: none (yet) */
 	u64 cmp;		/* the word the CAS installs */
 	u32 retries;		/* failed CASes */
+	u64 waited;		/* the leased word whose lease it waited out */
+	u64 lease_end;		/* waiting out a lease: until then */
 };
 
 enum cider_insert_state { CIDER_INSERT_STATES(CIDER_SUB_STATE_ENUM) };

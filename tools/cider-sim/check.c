@@ -343,7 +343,7 @@ static void check_final(struct sim *s, const struct chain_ev *ev, u64 nev)
 	/* A hash slot emptied by the last DELETE may hold another key now. */
 	if (s->cfg.index == CIDER_INDEX_HASH && !sim_word_off(s, ev[nev - 1].word))
 		return;
-	if (w != ev[nev - 1].word) {
+	if (sim_word_bare(s, w) != sim_word_bare(s, ev[nev - 1].word)) {
 		sim_violation(s, "key %llu: final pointer %llx is not the last change %llx",
 			      (unsigned long long)ev->key, (unsigned long long)w,
 			      (unsigned long long)ev[nev - 1].word);

@@ -41,6 +41,16 @@ static void usage(FILE *f)
 "  --local-wc on|off     local write combining on each CN (default off)\n"
 "  --read-comb on|off    read combining on each CN: concurrent SEARCHes of a\n"
 "                        key share one lookup (default off)\n"
+"  --cache on|off|ideal  the CN cache of hot keys under read leases (cache.h;\n"
+"                        default off); ideal: no cache, but a SEARCH of a key\n"
+"                        its CN already read is answered from the MN's memory\n"
+"                        at no cost, the bound a cache could reach (array)\n"
+"  --cache-lease-us U    a read lease's length (default 1000)\n"
+"  --cache-margin-ns N   what writers wait beyond a lease for the CNs' clock\n"
+"                        drift (default 1000; the model's clocks agree)\n"
+"  --cache-entries N     cache entries per CN (default 4096)\n"
+"  --cache-hot H         SEARCHes of a CN finding a key's word unchanged\n"
+"                        before it leases the key (default 2)\n"
 "  --backoff on|off      SMART backoff in the optimistic pointer CAS retry\n"
 "                        loop (default on; caslock always backs off)\n"
 "  --cns N               compute nodes (default 8)\n"
@@ -127,6 +137,11 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "index", required_argument, NULL, 'x' },
 		{ "local-wc", required_argument, NULL, 'l' },
 		{ "read-comb", required_argument, NULL, 'J' },
+		{ "cache", required_argument, NULL, 'Y' },
+		{ "cache-lease-us", required_argument, NULL, 'y' },
+		{ "cache-margin-ns", required_argument, NULL, 'g' },
+		{ "cache-entries", required_argument, NULL, 'N' },
+		{ "cache-hot", required_argument, NULL, 'O' },
 		{ "backoff", required_argument, NULL, 'B' },
 		{ "cns", required_argument, NULL, 'n' },
 		{ "clients-per-cn", required_argument, NULL, 'c' },
@@ -190,6 +205,30 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		case 'J':
 			if (parse_onoff(optarg, &s->cfg.read_comb))
 				goto bad;
+			break;
+		case 'Y':
+			s->ideal_cache = !strcmp(optarg, "ideal");
+			if (!s->ideal_cache && parse_onoff(optarg, &s->cfg.cache))
+				goto bad;
+			break;
+		case 'y':
+			if (parse_u64(optarg, 1, 10000000, &v))
+				goto bad;
+			s->cfg.cache_lease_ns = v * 1000;
+			break;
+		case 'g':
+			if (parse_u64(optarg, 0, 1000000000, &s->cfg.cache_margin_ns))
+				goto bad;
+			break;
+		case 'N':
+			if (parse_u64(optarg, CIDER_CACHE_WAYS, 1U << 24, &v))
+				goto bad;
+			s->cache_entries = (u32)v;
+			break;
+		case 'O':
+			if (parse_u64(optarg, 1, 1000, &v))
+				goto bad;
+			s->cfg.cache_hot = (u32)v;
 			break;
 		case 'B':
 			if (parse_onoff(optarg, &s->cfg.backoff))
@@ -334,6 +373,10 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		fprintf(stderr, "cider-sim: %s\n", optind != argc ? "unexpected argument" :
 			"--mode is required");
 		usage(stderr);
+		return 2;
+	}
+	if (s->ideal_cache && s->cfg.index == CIDER_INDEX_HASH) {
+		fprintf(stderr, "cider-sim: --cache ideal is for the array index\n");
 		return 2;
 	}
 	return 0;
@@ -501,6 +544,19 @@ static void setup(struct sim *s)
 			      &s->ring[(u64)i * s->ring_cap *
 				       (cfg->index == CIDER_INDEX_HASH ? CIDER_NR_CLASSES : 1)],
 			      s->ring_cap);
+	if (cfg->cache) {
+		s->cache_ent_bytes = (cfg->index == CIDER_INDEX_HASH ? s->key_len : 0) + s->vmax;
+		s->cache_ent = calloc((size_t)s->nr_cns * s->cache_entries, sizeof(*s->cache_ent));
+		s->cache_room = calloc((size_t)s->nr_cns * s->cache_entries, s->cache_ent_bytes);
+		if (!s->cache_ent || !s->cache_room) {
+			fprintf(stderr, "cider-sim: out of memory for the cache\n");
+			exit(1);
+		}
+		for (i = 0; i < s->nr_cns; i++)
+			cider_cache_init(&s->cns[i].cache, &s->cache_ent[(size_t)i * s->cache_entries],
+					 s->cache_room + (size_t)i * s->cache_entries * s->cache_ent_bytes,
+					 s->cache_entries, s->cache_ent_bytes);
+	}
 	for (i = 0; s->bufs && i < s->nr_clients; i++) {
 		s->clients[i].buf = s->bufs + (size_t)i * s->buf_size;
 		s->clients[i].buf_len = s->buf_size;
@@ -525,6 +581,8 @@ struct report {
 	double mops, p50, p99, p999, max, mean, model_ms;
 	u64 done, updates, pess, combined, installers, cas_fail, read_retries, nospc, fenced;
 	u64 self_grants, ring_full, read_combined;
+	u64 cache_hits, cache_refreshes, cache_misses, cache_fills, cache_marks;
+	u64 lease_revokes, lease_waits, cache_evictions;
 };
 
 static void summarize(struct sim *s, struct report *r)
@@ -562,7 +620,16 @@ static void summarize(struct sim *s, struct report *r)
 		r->self_grants += s->clients[i].st.self_grants;
 		r->ring_full += s->clients[i].st.ring_full;
 		r->read_combined += s->clients[i].st.read_combined;
+		r->cache_hits += s->clients[i].st.cache_hits;
+		r->cache_refreshes += s->clients[i].st.cache_refreshes;
+		r->cache_misses += s->clients[i].st.cache_misses;
+		r->cache_fills += s->clients[i].st.cache_fills;
+		r->cache_marks += s->clients[i].st.cache_marks;
+		r->lease_revokes += s->clients[i].st.lease_revokes;
+		r->lease_waits += s->clients[i].st.lease_waits;
 	}
+	for (i = 0; i < s->nr_cns; i++)
+		r->cache_evictions += s->cns[i].cache.evictions;
 	qsort(lat, n, sizeof(u64), cmp_u64);
 	r->done = n;
 	r->model_ms = (double)t_end / MS;
@@ -617,12 +684,27 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		snprintf(zipf, sizeof(zipf), "%.2f", s->theta);
 	if (json) {
 		/* Present when on: reports of runs without it stay as they were. */
-		char rc[64] = "";
+		char rc[64] = "", cache[512] = "";
 
 		if (s->cfg.read_comb)
 			snprintf(rc, sizeof(rc), "\"read_comb\":true,\"read_combined\":%llu,",
 				 (unsigned long long)r->read_combined);
-		printf("{\"index\":\"%s\",\"mode\":\"%s\",\"local_wc\":%s,%s\"backoff\":\"%s\",\"hotness\":%u,"
+		if (s->cfg.cache)
+			snprintf(cache, sizeof(cache),
+				 "\"cache\":\"on\",\"cache_lease_us\":%.1f,\"cache_entries\":%u,"
+				 "\"cache_bytes_per_cn\":%llu,\"cache_hits\":%llu,\"cache_refreshes\":%llu,"
+				 "\"cache_misses\":%llu,\"cache_fills\":%llu,\"cache_marks\":%llu,"
+				 "\"lease_revokes\":%llu,\"lease_waits\":%llu,\"cache_evictions\":%llu,",
+				 s->cfg.cache_lease_ns / 1e3, s->cache_entries,
+				 (unsigned long long)cider_cache_bytes(s->cache_entries, s->cache_ent_bytes),
+				 (unsigned long long)r->cache_hits, (unsigned long long)r->cache_refreshes,
+				 (unsigned long long)r->cache_misses, (unsigned long long)r->cache_fills,
+				 (unsigned long long)r->cache_marks, (unsigned long long)r->lease_revokes,
+				 (unsigned long long)r->lease_waits, (unsigned long long)r->cache_evictions);
+		else if (s->ideal_cache)
+			snprintf(cache, sizeof(cache), "\"cache\":\"ideal\",\"ideal_hits\":%llu,",
+				 (unsigned long long)s->ideal_hits);
+		printf("{\"index\":\"%s\",\"mode\":\"%s\",\"local_wc\":%s,%s%s\"backoff\":\"%s\",\"hotness\":%u,"
 		       "\"initial_credit\":%u,\"escalate\":%u,\"lock_queue\":%u,\"atomic_cost\":%.2f,"
 		       "\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
 		       "\"zipf\":%s,\"keys\":%llu,\"ops\":%llu,\"seed\":%llu,\"faults\":\"%s\","
@@ -637,7 +719,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       "\"nospc\":%llu,\"events\":%llu,\"max_events_between_ops\":%llu,"
 		       "\"stalled\":%s,\"violations\":%llu}\n",
 		       s->cfg.index == CIDER_INDEX_HASH ? "hash" : "array",
-		       s->mode_name, s->cfg.local_wc ? "true" : "false", rc,
+		       s->mode_name, s->cfg.local_wc ? "true" : "false", rc, cache,
 		       s->cfg.backoff ? "on" : "off", s->cfg.hotness, s->cfg.initial_credit,
 		       s->cfg.escalate, s->cfg.lock_qlen, s->p.atomic_cost,
 		       s->nr_cns, s->nr_clients,
@@ -682,6 +764,17 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	if (s->cfg.read_comb)
 		printf("  read combining: %llu SEARCHes answered by another's lookup\n",
 		       (unsigned long long)r->read_combined);
+	if (s->cfg.cache)
+		printf("  cache (%.0f us leases, %u entries, %llu bytes per CN): %llu SEARCHes answered under a right, %llu after READing the pointer only, %llu READ the block; %llu rights taken, %llu leases started, %llu entries evicted; writes: %llu stopped a lease, %llu waited one out\n",
+		       s->cfg.cache_lease_ns / 1e3, s->cache_entries,
+		       (unsigned long long)cider_cache_bytes(s->cache_entries, s->cache_ent_bytes),
+		       (unsigned long long)r->cache_hits, (unsigned long long)r->cache_refreshes,
+		       (unsigned long long)r->cache_misses, (unsigned long long)r->cache_fills,
+		       (unsigned long long)r->cache_marks, (unsigned long long)r->cache_evictions,
+		       (unsigned long long)r->lease_revokes, (unsigned long long)r->lease_waits);
+	if (s->ideal_cache)
+		printf("  ideal cache: %llu SEARCHes of a key their CN had read answered at no cost\n",
+		       (unsigned long long)s->ideal_hits);
 	printf("  MN memory: %llu bytes of blocks in use (peak %llu), %llu claimed, %llu leaked; %llu SEARCHes re-read, %llu reads fenced, %llu writes refused for space\n",
 	       (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
 	       (unsigned long long)s->mem_claimed, (unsigned long long)leaked(s),
@@ -711,6 +804,9 @@ static void teardown(struct sim *s)
 	free(s->cur_op);
 	free(s->msg_last);
 	free(s->cn_nic_free);
+	free(s->cache_ent);
+	free(s->cache_room);
+	hmap_free(&s->ideal_seen);
 	free(s->heap);
 	free(s->ops);
 	free(s->chain);
@@ -742,6 +838,10 @@ int main(int argc, char **argv)
 	s.cfg.backoff = true;
 	s.key_len = 8;
 	cider_sizes_parse("fixed:8", &s.vsize);
+	s.cfg.cache_lease_ns = 1000000;
+	s.cfg.cache_margin_ns = 1000;
+	s.cfg.cache_hot = 2;
+	s.cache_entries = 4096;
 	s.initial_credit = 36;
 	s.hotness = 2;
 	s.escalate = 2;

@@ -118,6 +118,13 @@ struct sim {
 	u64 crash_at[2];
 	u32 crashes;
 	bool revive;		/* --revive: a crashed client comes back */
+	bool ideal_cache;	/* --cache ideal: repeated SEARCHes on a CN are free */
+	struct hmap ideal_seen;	/* (cn, key) a SEARCH of this CN has read */
+	u64 ideal_hits;
+	u32 cache_entries;	/* per CN (cache.h) */
+	u32 cache_ent_bytes;
+	struct cider_cache_ent *cache_ent;
+	u8 *cache_room;
 	u8 *verbs_out;		/* per client: a batch of it is in flight */
 	u32 *incarnation;	/* per client: revivals so far */
 	u32 revived;
@@ -166,6 +173,7 @@ void sim_free_events(struct sim *s);
 void sim_trace(void *priv, struct cider_client *c, u8 type, u64 key, u64 a, u64 b);
 u64 sim_mem_read(struct sim *s, u64 addr);
 u64 sim_word_off(const struct sim *s, u64 w);
+u64 sim_word_bare(const struct sim *s, u64 w);	/* without the lease bits (cache.h) */
 u64 sim_mem_read_u64(struct sim *s, u64 addr);	/* any alignment */
 u64 sim_block_value_addr(const struct sim *s, u64 off);
 void history_write(struct sim *s, const struct op_rec *o);

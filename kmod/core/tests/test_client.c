@@ -19,6 +19,7 @@ struct fake {
 	const struct cider_cn *from;
 	const struct cider_client *last;	/* the client of the last call */
 	u64 delay_ns;
+	u64 now;			/* the clock, in ns */
 	u32 token;
 	u32 posts, sends, timers, wakes, dones;
 };
@@ -72,8 +73,7 @@ static void fake_done(void *fab, struct cider_client *c)
 
 static u64 fake_now(void *fab)
 {
-	(void)fab;
-	return 1000;
+	return fake_of(fab)->now;
 }
 
 static u32 fake_rand(void *fab)
@@ -98,6 +98,8 @@ struct rig {
 	struct cider_client c;
 	struct cider_lwc lwc[1];
 	struct cider_slab_ent ring[RING];
+	struct cider_cache_ent cent[16];
+	u8 croom[16 * 8];
 	u8 key[8], val[8], out[8];
 };
 
@@ -130,6 +132,7 @@ static struct rig *rig_new(u8 mode)
 		.backoff_t0_ns = 1000, .lock_qlen = 4, .lock_rec = 16 + 8 * 4, .escalate = 2,
 	};
 	cider_cn_init(&r->cn, 0, &r->cfg, &r->fab, &r->c, r->lwc, 1, r->ring, RING);
+	r->f.now = 1000;
 	return r;
 }
 
@@ -905,6 +908,194 @@ TEST_F(held, a_holder_whose_key_moved_releases_its_own_lock_and_starts_over)
 	complete(r);
 	ASSERT_EQ(0U, r->f.dones);
 	ASSERT_TRUE(states_are(r, "locate", "locate:buckets", ""));
+}
+
+/* ---- the CN cache (cache.c): leases in the data pointer's word ---- */
+
+#define LEASE_NS 20000
+#define MARGIN_NS 1000
+
+static struct rig *cache_rig(u8 mode)
+{
+	struct rig *r = rig_new(mode);
+
+	if (!r)
+		return NULL;
+	r->cfg.cache = true;
+	r->cfg.cache_lease_ns = LEASE_NS;
+	r->cfg.cache_margin_ns = MARGIN_NS;
+	r->cfg.cache_hot = 2;
+	cider_cache_init(&r->cn.cache, r->cent, r->croom, 16, 8);
+	return r;
+}
+
+/* One SEARCH of key 5 that READs the pointer (@ptr) and the block (@val). */
+static void search_reads(struct rig *r, u64 ptr, u64 val, u32 opid)
+{
+	start(r, CIDER_SEARCH, 5, 0, opid);
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	r->f.v[0].data[0] = 5;
+	r->f.v[0].data[1] = val;
+	complete(r);
+}
+
+/*
+ * A key read twice with its word unchanged is leased: the second SEARCH
+ * CASes the LEASED bit in, and SEARCHes within the lease post nothing.
+ */
+TEST(a_hot_key_is_leased_then_answered_without_a_verb)
+{
+	struct rig *r = cache_rig(CIDER_MODE_CIDER);
+	u64 ptr = cider_word(2, DATA_OFF);
+	u32 posts;
+
+	ASSERT_TRUE(r != NULL);
+	search_reads(r, ptr, 77, 1);
+	ASSERT_EQ(1U, r->f.dones);
+	search_reads(r, ptr, 77, 2);
+	ASSERT_EQ(1U, r->f.dones);			/* the lease's CAS is out */
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[0].op);
+	ASSERT_EQ(4096U + 5 * 8, r->f.v[0].addr);
+	ASSERT_EQ(ptr, r->f.v[0].arg0);
+	ASSERT_EQ(ptr | CIDER_WORD_LEASED, r->f.v[0].arg1);
+	r->f.v[0].old = ptr;
+	complete(r);
+	ASSERT_EQ(2U, r->f.dones);
+	ASSERT_EQ(CIDER_RES_OK, r->c.res);
+	posts = r->f.posts;
+	r->f.now += LEASE_NS - 1;
+	start(r, CIDER_SEARCH, 5, 0, 3);
+	ASSERT_EQ(3U, r->f.dones);
+	ASSERT_EQ(posts, r->f.posts);
+	ASSERT_EQ(77U, r->c.got);
+	ASSERT_EQ(1U, r->c.st.cache_hits);
+	/* Past the lease: READ the pointer again; the same leased word renews it. */
+	r->f.now += 2;
+	start(r, CIDER_SEARCH, 5, 0, 4);
+	ASSERT_EQ(posts + 1, r->f.posts);
+	r->f.v[0].data[0] = ptr | CIDER_WORD_LEASED;
+	complete(r);
+	ASSERT_EQ(4U, r->f.dones);
+	ASSERT_EQ(posts + 1, r->f.posts);		/* no block READ */
+	ASSERT_EQ(77U, r->c.got);
+	ASSERT_EQ(1U, r->c.st.cache_refreshes);
+	free(r);
+}
+
+/*
+ * A lease's CAS that completes past the reclamation rule may have found
+ * the word again on a reused block: the bit is set, the bytes not kept.
+ */
+TEST(a_late_lease_cas_keeps_no_right)
+{
+	struct rig *r = cache_rig(CIDER_MODE_CIDER);
+	u64 ptr = cider_word(2, DATA_OFF);
+	u32 posts;
+
+	ASSERT_TRUE(r != NULL);
+	search_reads(r, ptr, 77, 1);
+	search_reads(r, ptr, 77, 2);
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[0].op);
+	r->f.v[0].old = ptr;
+	r->f.now += r->cfg.grace_ns / 2 + 1;
+	complete(r);
+	ASSERT_EQ(2U, r->f.dones);
+	ASSERT_EQ(1U, r->c.st.cache_marks);
+	ASSERT_EQ(0U, r->c.st.cache_fills);
+	posts = r->f.posts;
+	start(r, CIDER_SEARCH, 5, 0, 3);
+	ASSERT_EQ(posts + 1, r->f.posts);		/* READs the pointer */
+	ASSERT_EQ(0U, r->c.st.cache_hits);
+	free(r);
+}
+
+/*
+ * An UPDATE of a leased word: CAS the WAITING bit in, sleep a lease and
+ * the margin, then CAS from the word waited on to the new block with the
+ * version advanced.
+ */
+TEST(a_write_of_a_leased_word_stops_leases_waits_and_advances_the_version)
+{
+	struct rig *r = cache_rig(CIDER_MODE_OSYNC);
+	u64 ptr = cider_word(1, DATA_OFF + 4096) | CIDER_WORD_LEASED;
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	r->f.v[0].old = 0;			/* the chunk's FAA */
+	complete(r);
+	ASSERT_EQ(1U, r->f.nv);
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[0].op);
+	ASSERT_EQ(ptr, r->f.v[0].arg0);
+	ASSERT_EQ(ptr | CIDER_WORD_WAITING, r->f.v[0].arg1);
+	ASSERT_TRUE(states_are(r, "optimistic", "write:revoke", ""));
+	r->f.v[0].old = ptr;
+	complete(r);
+	ASSERT_EQ(1U, r->f.timers);
+	ASSERT_EQ((u64)LEASE_NS + MARGIN_NS, r->f.delay_ns);
+	ASSERT_TRUE(states_are(r, "optimistic", "write:lease", ""));
+	/* Woken early (a message): it sleeps the rest. */
+	r->f.now += 5000;
+	cider_client_timer(&r->c, r->f.token);
+	ASSERT_EQ(2U, r->f.timers);
+	ASSERT_EQ((u64)LEASE_NS + MARGIN_NS - 5000, r->f.delay_ns);
+	r->f.now += LEASE_NS + MARGIN_NS - 5000;
+	cider_client_timer(&r->c, r->f.token);
+	ASSERT_EQ(2U, r->f.nv);
+	ASSERT_EQ(CIDER_V_WRITE, r->f.v[0].op);
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[1].op);
+	ASSERT_EQ(ptr | CIDER_WORD_WAITING, r->f.v[1].arg0);
+	ASSERT_EQ(cider_word(2, DATA_OFF), r->f.v[1].arg1);
+	r->f.v[1].old = r->f.v[1].arg0;
+	complete(r);
+	ASSERT_EQ(1U, r->f.dones);
+	ASSERT_EQ(CIDER_RES_OK, r->c.res);
+	ASSERT_EQ(1U, r->c.st.lease_revokes);
+	free(r);
+}
+
+/* A word another writer stopped: no CAS of the bit, just the wait. */
+TEST(a_write_that_finds_the_waiting_bit_set_waits_without_a_cas)
+{
+	struct rig *r = cache_rig(CIDER_MODE_OSYNC);
+	u64 ptr = cider_word(1, DATA_OFF + 4096) | CIDER_WORD_LEASED | CIDER_WORD_WAITING;
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	r->f.v[0].old = 0;
+	complete(r);
+	ASSERT_EQ(1U, r->f.timers);
+	ASSERT_EQ(2U, r->f.posts);
+	ASSERT_TRUE(states_are(r, "optimistic", "write:lease", ""));
+	r->f.now += LEASE_NS + MARGIN_NS;
+	cider_client_timer(&r->c, r->f.token);
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[1].op);
+	ASSERT_EQ(ptr, r->f.v[1].arg0);
+	ASSERT_EQ(0U, r->c.st.lease_revokes);
+	ASSERT_EQ(1U, r->c.st.lease_waits);
+	free(r);
+}
+
+/* A word a writer waits on starts no right: the SEARCH keeps nothing. */
+TEST(a_search_of_a_word_a_writer_waits_on_keeps_nothing)
+{
+	struct rig *r = cache_rig(CIDER_MODE_CIDER);
+	u64 ptr = cider_word(2, DATA_OFF) | CIDER_WORD_LEASED | CIDER_WORD_WAITING;
+	u32 posts;
+
+	ASSERT_TRUE(r != NULL);
+	search_reads(r, ptr, 77, 1);
+	search_reads(r, ptr, 77, 2);
+	ASSERT_EQ(2U, r->f.dones);
+	ASSERT_EQ(0U, r->c.st.cache_fills);
+	posts = r->f.posts;
+	start(r, CIDER_SEARCH, 5, 0, 3);
+	ASSERT_EQ(posts + 1, r->f.posts);
+	free(r);
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The CN cache of hot keys (cache.h has the protocol of the lease bits).
+ *
+ * A set-associative table per CN, bounded by its owner (nr entries of
+ * ent_bytes each, allocated by the fabric).  An entry is a key's heat
+ * (SEARCHes on this CN in a row that found its word unchanged: no write
+ * came between) and, once the key is leased, its bytes and the right to
+ * answer with them.  A key becomes leased when its heat reaches
+ * cfg->cache_hot: a key written between most of a CN's reads of it never
+ * gets there, so writers of such keys never wait for a lease.
+ *
+ * Reuse of a block (slab.h) cannot fool an entry: the kept block was
+ * linked when its leased word was read at `checked`; unlinking it takes
+ * a writer who waited out the lease first, and reusing it a grace period
+ * more.  So a READ posted within lease + grace / 2 of `checked` that
+ * returns the same word names the same block.
+ */
+#include "verbs.h"
+
+void cider_cache_init(struct cider_cache *cc, struct cider_cache_ent *ent, u8 *room,
+		      u32 nr, u32 ent_bytes)
+{
+	cc->ent = ent;
+	cc->room = room;
+	cc->nr = nr - nr % CIDER_CACHE_WAYS;
+	cc->ent_bytes = ent_bytes;
+	cc->evictions = 0;
+	if (ent)
+		memset(ent, 0, sizeof(*ent) * nr);
+}
+
+u64 cider_cache_bytes(u32 nr, u32 ent_bytes)
+{
+	return (u64)nr * (sizeof(struct cider_cache_ent) + ent_bytes);
+}
+
+static bool cider_cache_on(const struct cider_client *c)
+{
+	return cider_cfg_of(c)->cache && c->cn->cache.nr;
+}
+
+static u8 *cider_cache_room(const struct cider_cache *cc, const struct cider_cache_ent *e)
+{
+	return cc->room + (size_t)(e - cc->ent) * cc->ent_bytes;
+}
+
+/* Is @e c's key?  Hashed keys are found by a hash: compare the bytes. */
+static bool cider_cache_is(const struct cider_cache *cc, const struct cider_cache_ent *e,
+			   const struct cider_client *c)
+{
+	if (!e->in_use || e->key != c->key)
+		return false;
+	return !cider_hashed(c) ||
+	       (e->klen == c->klen && !memcmp(cider_cache_room(cc, e), c->kbytes, c->klen));
+}
+
+/* c's key's entry; with @create, one taken from the set's least recently used. */
+static struct cider_cache_ent *cider_cache_find(struct cider_client *c, bool create)
+{
+	struct cider_cache *cc = &c->cn->cache;
+	u64 h = (c->key + 1) * 0x9e3779b97f4a7c15ULL;
+	u32 set = (u32)((h >> 32) % (cc->nr / CIDER_CACHE_WAYS));
+	struct cider_cache_ent *b = &cc->ent[set * CIDER_CACHE_WAYS], *victim = b;
+	u32 i;
+
+	for (i = 0; i < CIDER_CACHE_WAYS; i++) {
+		if (cider_cache_is(cc, &b[i], c))
+			return &b[i];
+		if (!b[i].in_use || (victim->in_use && b[i].used < victim->used))
+			victim = &b[i];
+	}
+	if (!create || (cider_hashed(c) && c->klen > cc->ent_bytes))
+		return NULL;
+	if (victim->in_use)
+		cc->evictions++;
+	memset(victim, 0, sizeof(*victim));
+	victim->in_use = true;
+	victim->key = c->key;
+	if (cider_hashed(c)) {
+		victim->klen = c->klen;
+		memcpy(cider_cache_room(cc, victim), c->kbytes, c->klen);
+	}
+	return victim;
+}
+
+/* Answer the SEARCH with @e's bytes. */
+static void cider_cache_answer(struct cider_client *c, const struct cider_cache_ent *e)
+{
+	const u8 *v = cider_cache_room(&c->cn->cache, e) + e->klen;
+
+	c->res = CIDER_RES_OK;
+	c->got_len = e->vlen;
+	c->got = cider_le64(v, e->vlen);
+	if (c->out)
+		memcpy(c->out, v, cider_min_u64(e->vlen, c->out_len));
+}
+
+bool cider_cache_serve(struct cider_client *c)
+{
+	struct cider_cache_ent *e;
+	u64 now;
+
+	if (!cider_cache_on(c))
+		return false;
+	e = cider_cache_find(c, false);
+	if (!e || !e->kept)
+		return false;
+	now = cider_now(c);
+	if (now >= e->until)
+		return false;
+	e->used = now;
+	cider_cache_answer(c, e);
+	c->st.cache_hits++;
+	return true;
+}
+
+/* Does the word c just read (c->ptr at c->t0, at @paddr) name @e's block? */
+static bool cider_cache_same(const struct cider_client *c, const struct cider_cache_ent *e,
+			     u64 paddr)
+{
+	const struct cider_cfg *cfg = cider_cfg_of(c);
+
+	return e->kept && e->paddr == paddr && e->word == c->ptr &&
+	       cider_w_leased(c, c->ptr) && !cider_w_waiting(c, c->ptr) &&
+	       c->t0 - e->checked < cfg->cache_lease_ns + cfg->grace_ns / 2;
+}
+
+bool cider_cache_knows_slot(struct cider_client *c, u64 paddr, u64 w)
+{
+	struct cider_cache_ent *e;
+	u64 ptr = c->ptr;
+	bool known;
+
+	if (!cider_cache_on(c) || c->op != CIDER_SEARCH)
+		return false;
+	e = cider_cache_find(c, false);
+	if (!e)
+		return false;
+	c->ptr = w;
+	known = cider_cache_same(c, e, paddr);
+	c->ptr = ptr;
+	return known;
+}
+
+bool cider_cache_refresh(struct cider_client *c)
+{
+	struct cider_cache_ent *e;
+
+	if (!cider_cache_on(c))
+		return false;
+	e = cider_cache_find(c, false);
+	if (!e || !cider_cache_same(c, e, c->paddr))
+		return false;
+	e->checked = c->t0;
+	e->until = c->t0 + cider_cfg_of(c)->cache_lease_ns;
+	e->used = cider_now(c);
+	cider_cache_answer(c, e);
+	c->st.cache_refreshes++;
+	return true;
+}
+
+/*
+ * Keep the SEARCH's value in @e for word c->ptr; false if it does not fit
+ * (or was not all read: a short out buffer on the hash index).
+ */
+static bool cider_cache_keep(struct cider_client *c, struct cider_cache_ent *e)
+{
+	struct cider_cache *cc = &c->cn->cache;
+	u8 *room = cider_cache_room(cc, e) + e->klen;
+
+	e->kept = false;
+	if (e->klen + c->got_len > cc->ent_bytes)
+		return false;
+	if (cider_hashed(c)) {
+		if (c->got_len > c->out_len)
+			return false;
+		memcpy(room, c->out, c->got_len);
+	} else {
+		cider_put_le64(room, c->got, 8);
+	}
+	e->vlen = c->got_len;
+	e->paddr = c->paddr;
+	e->kept = true;
+	return true;
+}
+
+/* The right, from @t: the READ (or CAS) posted at @t showed the word leased. */
+static void cider_cache_grant(struct cider_client *c, struct cider_cache_ent *e, u64 t)
+{
+	if (!cider_cache_keep(c, e))
+		return;
+	e->word = c->ptr;
+	e->checked = t;
+	e->until = t + cider_cfg_of(c)->cache_lease_ns;
+	c->st.cache_fills++;
+}
+
+bool cider_cache_note(struct cider_client *c)
+{
+	struct cider_cache_ent *e;
+
+	if (!cider_cache_on(c) || c->res != CIDER_RES_OK)
+		return false;
+	c->st.cache_misses++;
+	e = cider_cache_find(c, true);
+	if (!e)
+		return false;
+	e->used = cider_now(c);
+	if (cider_w_bare(c, e->word) == cider_w_bare(c, c->ptr) && e->paddr == c->paddr) {
+		e->seen++;
+	} else {
+		e->seen = 1;
+		e->kept = false;
+		e->until = 0;
+	}
+	e->word = c->ptr;
+	e->paddr = c->paddr;
+	if (cider_w_waiting(c, c->ptr))		/* a writer waits: no new right */
+		return false;
+	if (cider_w_leased(c, c->ptr)) {
+		cider_cache_grant(c, e, c->t0);
+		return false;
+	}
+	return e->seen >= cider_cfg_of(c)->cache_hot;
+}
+
+void cider_cache_marked(struct cider_client *c, bool ok, bool fresh, u64 t)
+{
+	struct cider_cache_ent *e = cider_cache_find(c, false);
+
+	if (!e)
+		return;
+	if (!ok) {		/* the word moved on: a write, or another's lease */
+		e->seen = 0;
+		return;
+	}
+	c->st.cache_marks++;
+	c->ptr |= cider_w_leased_bit(c);
+	if (fresh)
+		cider_cache_grant(c, e, t);
+}
