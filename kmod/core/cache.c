@@ -55,13 +55,19 @@ static bool cider_cache_is(const struct cider_cache *cc, const struct cider_cach
 	       (e->klen == c->klen && !memcmp(cider_cache_room(cc, e), c->kbytes, c->klen));
 }
 
+/* The set of ways that holds @key's entry. */
+static struct cider_cache_ent *cider_cache_set(const struct cider_cache *cc, u64 key)
+{
+	u64 h = (key + 1) * 0x9e3779b97f4a7c15ULL;
+
+	return &cc->ent[(u32)((h >> 32) % (cc->nr / CIDER_CACHE_WAYS)) * CIDER_CACHE_WAYS];
+}
+
 /* c's key's entry; with @create, one taken from the set's least recently used. */
 static struct cider_cache_ent *cider_cache_find(struct cider_client *c, bool create)
 {
 	struct cider_cache *cc = &c->cn->cache;
-	u64 h = (c->key + 1) * 0x9e3779b97f4a7c15ULL;
-	u32 set = (u32)((h >> 32) % (cc->nr / CIDER_CACHE_WAYS));
-	struct cider_cache_ent *b = &cc->ent[set * CIDER_CACHE_WAYS], *victim = b;
+	struct cider_cache_ent *b = cider_cache_set(cc, c->key), *victim = b;
 	u32 i;
 
 	for (i = 0; i < CIDER_CACHE_WAYS; i++) {
@@ -123,6 +129,7 @@ static bool cider_cache_same(const struct cider_client *c, const struct cider_ca
 
 	return e->kept && e->paddr == paddr && e->word == c->ptr &&
 	       cider_w_leased(c, c->ptr) && !cider_w_waiting(c, c->ptr) &&
+	       c->t0 > c->cn->cache.inval_t &&
 	       c->t0 - e->checked < cfg->cache_lease_ns + cfg->grace_ns / 2;
 }
 
@@ -188,12 +195,28 @@ static bool cider_cache_keep(struct cider_client *c, struct cider_cache_ent *e)
 /* The right, from @t: the READ (or CAS) posted at @t showed the word leased. */
 static void cider_cache_grant(struct cider_client *c, struct cider_cache_ent *e, u64 t)
 {
-	if (!cider_cache_keep(c, e))
+	if (t <= c->cn->cache.inval_t || !cider_cache_keep(c, e))
 		return;
 	e->word = c->ptr;
 	e->checked = t;
 	e->until = t + cider_cfg_of(c)->cache_lease_ns;
 	c->st.cache_fills++;
+}
+
+/*
+ * Is the key worth a lease?  Read here at least cache_hot times with its
+ * word unchanged, for cache_stable_ns at least, and at least once per
+ * cache_stable_ns on average: a key written more often than that would
+ * make its writers stop leases that served nobody, and a key read more
+ * rarely gains little from one (a lease serves every CN, so one CN's
+ * rate is only a hint).
+ */
+static bool cider_cache_hot(const struct cider_client *c, const struct cider_cache_ent *e)
+{
+	u64 stable = cider_cfg_of(c)->cache_stable_ns, span = c->t0 - e->since;
+
+	return e->seen >= cider_cfg_of(c)->cache_hot && span >= stable &&
+	       (u64)(e->seen - 1) * stable >= span;
 }
 
 bool cider_cache_note(struct cider_client *c)
@@ -207,10 +230,12 @@ bool cider_cache_note(struct cider_client *c)
 	if (!e)
 		return false;
 	e->used = cider_now(c);
-	if (cider_w_bare(c, e->word) == cider_w_bare(c, c->ptr) && e->paddr == c->paddr) {
+	if (e->seen && cider_w_bare(c, e->word) == cider_w_bare(c, c->ptr) &&
+	    e->paddr == c->paddr) {
 		e->seen++;
 	} else {
 		e->seen = 1;
+		e->since = c->t0;
 		e->kept = false;
 		e->until = 0;
 	}
@@ -222,7 +247,7 @@ bool cider_cache_note(struct cider_client *c)
 		cider_cache_grant(c, e, c->t0);
 		return false;
 	}
-	return e->seen >= cider_cfg_of(c)->cache_hot;
+	return cider_cache_hot(c, e);
 }
 
 void cider_cache_marked(struct cider_client *c, bool ok, bool fresh, u64 t)
@@ -239,4 +264,25 @@ void cider_cache_marked(struct cider_client *c, bool ok, bool fresh, u64 t)
 	c->ptr |= cider_w_leased_bit(c);
 	if (fresh)
 		cider_cache_grant(c, e, t);
+}
+
+void cider_cache_inval(struct cider_cn *cn, u64 key, u64 now)
+{
+	struct cider_cache *cc = &cn->cache;
+	struct cider_cache_ent *b;
+	u32 i;
+
+	cc->inval_t = now;
+	cc->invals++;
+	if (!cc->nr)
+		return;
+	/* Hashed keys are known by a hash here: drop every namesake too. */
+	b = cider_cache_set(cc, key);
+	for (i = 0; i < CIDER_CACHE_WAYS; i++) {
+		if (!b[i].in_use || b[i].key != key)
+			continue;
+		b[i].until = 0;
+		b[i].kept = false;
+		b[i].seen = 0;
+	}
 }

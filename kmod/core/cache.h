@@ -10,8 +10,12 @@
  *            any CN whose READ (posted at t) returns the word may answer
  *            from the block it names until t + the store's cache lease;
  *   WAITING  set by a writer's CAS on a LEASED word: no lease starts any
- *            more, and the writer CASes its new word (neither bit) only
- *            a lease plus the clock margin after that CAS completed.
+ *            more, and the writer CASes its new word (neither bit, the
+ *            version advanced) once every CN has answered its INVAL
+ *            message (it dropped its rights and takes none from a READ
+ *            posted before), or at the latest a lease plus the clock
+ *            margin after that CAS completed (a CN that died, or that
+ *            the messages do not reach).
  * Every change of a key is a CAS of that word from the value read, so a
  * writer cannot slip in between a reader's READ and its right: a right
  * begins before the WAITING bit is set and ends before the writer's CAS,
@@ -24,6 +28,7 @@
 #include "platform.h"
 
 struct cider_client;
+struct cider_cn;
 
 #define CIDER_CACHE_WAYS	8	/* a key's entry is in one set of 8 */
 
@@ -34,6 +39,7 @@ struct cider_cache_ent {
 	u64 until;		/* answers until then (this CN's clock); 0: no right */
 	u64 checked;		/* when a READ last showed the word leased */
 	u64 used;		/* last use: a set's least recently used goes */
+	u64 since;		/* when a READ first showed the word unchanged since */
 	u32 seen;		/* SEARCHes in a row that found the same word */
 	u32 klen, vlen;		/* bytes kept at the entry's room: key, value */
 	bool in_use;
@@ -46,6 +52,8 @@ struct cider_cache {
 	u32 nr;			/* entries, a multiple of CIDER_CACHE_WAYS; 0: off */
 	u32 ent_bytes;
 	u64 evictions;		/* entries given up for another key */
+	u64 inval_t;		/* when the last INVAL arrived: no right from a READ before */
+	u64 invals;		/* INVALs received */
 };
 
 void cider_cache_init(struct cider_cache *cc, struct cider_cache_ent *ent, u8 *room,
@@ -73,6 +81,12 @@ bool cider_cache_note(struct cider_client *c);
  * are that word's.
  */
 void cider_cache_marked(struct cider_client *c, bool ok, bool fresh, u64 t);
+/*
+ * A writer of @key stopped its leases (cache.h): drop the rights on it,
+ * and take none from a READ posted before @now (it may have executed
+ * before the WAITING bit was set).
+ */
+void cider_cache_inval(struct cider_cn *cn, u64 key, u64 now);
 /* Bytes a cache of @nr entries of @ent_bytes takes (its memory bound). */
 u64 cider_cache_bytes(u32 nr, u32 ent_bytes);
 

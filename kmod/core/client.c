@@ -486,9 +486,15 @@ static enum cider_step cider_op_caslock_next(struct cider_client *c)
 	return cider_op_goto(c, CIDER_OP_CASLOCK_WRITE);
 }
 
+/* Did the write under a lock end without writing (start over)? */
+static bool cider_op_write_undone(const struct cider_client *c)
+{
+	return c->outcome == CIDER_OUT_RELOCATE || c->outcome == CIDER_OUT_RESTART;
+}
+
 static enum cider_step cider_op_caslock_write_next(struct cider_client *c)
 {
-	c->after = c->outcome == CIDER_OUT_RELOCATE ? CIDER_OP_AGAIN : CIDER_OP_DONE;
+	c->after = cider_op_write_undone(c) ? CIDER_OP_AGAIN : CIDER_OP_DONE;
 	cider_caslock_init(c, true);
 	return cider_op_goto(c, CIDER_OP_CASUNLOCK);
 }
@@ -507,7 +513,7 @@ static enum cider_step cider_op_restart_next(struct cider_client *c)
 static enum cider_step cider_op_exec_write_next(struct cider_client *c)
 {
 	cider_wc_report(c);
-	c->after = c->outcome == CIDER_OUT_RELOCATE ? CIDER_OP_AGAIN : CIDER_OP_DONE;
+	c->after = cider_op_write_undone(c) ? CIDER_OP_AGAIN : CIDER_OP_DONE;
 	cider_release_init(c, c->qn->coord_ticket, c->qn->count);
 	return cider_op_goto(c, CIDER_OP_EXEC_RELEASE);
 }
@@ -535,7 +541,8 @@ static enum cider_step cider_op_hold_write_next(struct cider_client *c)
 {
 	if (c->outcome == CIDER_OUT_RELOCATE)
 		return cider_op_hold_relocate(c);
-	c->after = CIDER_OP_DONE;
+	/* Readers' leases held it too long (write.c): release, start over. */
+	c->after = c->outcome == CIDER_OUT_RESTART ? CIDER_OP_AGAIN : CIDER_OP_DONE;
 	cider_release_init(c, c->qn->ticket, 1);
 	return cider_op_goto(c, CIDER_OP_HOLD_RELEASE);
 }
@@ -837,10 +844,46 @@ bool cider_client_revive(struct cider_client *c)
 }
 
 /* The CN's lock agent: a message from another CN's. */
+/* A writer's INVAL (cache.h): drop the rights on its key, and answer. */
+static void cider_cn_on_inval(struct cider_cn *cn, const struct cider_msg *m)
+{
+	struct cider_msg a = {
+		.type = CIDER_MSG_INVAL_ACK, .to_slot = m->from_slot, .ticket = m->from_ticket,
+		.laddr = m->laddr, .from_cn = cn->id,
+	};
+
+	cider_cache_inval(cn, m->ptr, cn->fab->ops->now(cn->fab->priv));
+	cn->fab->ops->send(cn->fab->priv, cn, m->from_cn, &a);
+}
+
+/* An answer to a writer's INVAL: the writer goes on once all are in. */
+static void cider_cn_on_inval_ack(struct cider_cn *cn, const struct cider_msg *m)
+{
+	struct cider_client *c;
+
+	if (m->to_slot >= cn->cfg->clients_per_cn)
+		return;
+	c = &cn->clients[m->to_slot];
+	if (c->busy && !c->dead && cider_op_child(c) == &cider_child_write &&
+	    cider_write_inval_acked(c, m->ticket))
+		cider_wake(c);
+}
+
 void cider_cn_on_msg(struct cider_cn *cn, const struct cider_msg *m)
 {
-	struct cider_client *c = cider_lockq_on_msg(cn, m);
+	struct cider_client *c;
 
+	if (cn->dead)
+		return;
+	if (m->type == CIDER_MSG_INVAL) {
+		cider_cn_on_inval(cn, m);
+		return;
+	}
+	if (m->type == CIDER_MSG_INVAL_ACK) {
+		cider_cn_on_inval_ack(cn, m);
+		return;
+	}
+	c = cider_lockq_on_msg(cn, m);
 	if (c)
 		cider_wake(c);
 }

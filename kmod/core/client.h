@@ -127,6 +127,7 @@ struct cider_client {
 	bool rc_leading;	/* its SEARCH's lookup serves others too */
 	u64 rc_members;		/* leading: who waits for it (client index bits) */
 	s32 rc_of;		/* waiting: for which client's lookup, -1: none */
+	u32 inval_seq;		/* its last INVALs (cache.h): older answers are stale */
 	struct cider_client_stats st;
 	u32 read_retries;	/* SEARCHes redone by the grace rule */
 	u32 late;		/* this op's READs that missed the rule */

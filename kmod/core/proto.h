@@ -48,6 +48,8 @@ enum cider_msg_type {
 	CIDER_MSG_EXEC,		/* coordinator -> executor: run the batch */
 	CIDER_MSG_EXEC_DONE,	/* executor -> coordinator: written, lock released */
 	CIDER_MSG_RESULT,	/* coordinator -> participant: the batch's result */
+	CIDER_MSG_INVAL,	/* writer -> every CN: drop your rights on a key (cache.h) */
+	CIDER_MSG_INVAL_ACK,	/* and the CN's answer: none here any more */
 };
 
 /*
@@ -92,6 +94,7 @@ struct cider_cfg {
 	bool cache;		/* CNs take read leases on hot keys (cache.h) */
 	u64 cache_lease_ns;	/* how long a read lease lasts */
 	u64 cache_margin_ns;	/* what writers wait beyond it: the clocks' drift */
+	u64 cache_stable_ns;	/* a word unchanged this long before a lease */
 	u32 cache_hot;		/* SEARCHes finding the same word before a lease */
 	bool backoff;		/* osync: SMART backoff between CAS retries */
 	u32 nr_cns;

@@ -56,6 +56,7 @@ static enum cider_step cider_write_begin(struct cider_client *c)
 	w->retries = 0;
 	w->blk = 0;
 	w->waited = 0;
+	w->lease_since = 0;
 	w->state = CIDER_WRITE_CHECK;
 	if (c->op == CIDER_DELETE)
 		return CIDER_STEP_NEXT;
@@ -86,12 +87,41 @@ static enum cider_step cider_write_lease_wait(struct cider_client *c)
 {
 	const struct cider_cfg *cfg = cider_cfg_of(c);
 	struct cider_write *w = &c->sub.write;
-	u64 wait = cfg->cache_lease_ns + cfg->cache_margin_ns;
+	u64 wait = cfg->cache_lease_ns + cfg->cache_margin_ns, now = cider_now(c);
+	struct cider_msg m = {
+		.type = CIDER_MSG_INVAL, .laddr = c->paddr, .ptr = c->key,
+		.from_cn = c->cn->id, .from_slot = c->index,
+	};
+	u32 i;
 
 	c->st.lease_waits++;
-	w->lease_end = cider_now(c) + wait;
+	if (!w->lease_since)
+		w->lease_since = now;
+	w->lease_end = now + wait;
+	w->acks = 0;
+	m.from_ticket = ++c->inval_seq;
+	/* Its own CN first, then every other: all answer, or it waits the lease. */
+	cider_cache_inval(c->cn, c->key, now);
+	for (i = 0; i < cfg->nr_cns; i++)
+		if (i != c->cn->id)
+			c->cn->fab->ops->send(c->cn->fab->priv, c->cn, i, &m);
 	w->state = CIDER_WRITE_LEASE;
 	return cider_sleep(c, wait);
+}
+
+/* Every other CN answered this writer's INVALs. */
+static bool cider_write_all_acked(const struct cider_client *c)
+{
+	return c->sub.write.acks + 1 >= cider_cfg_of(c)->nr_cns;
+}
+
+/* An INVAL_ACK for @c, in its write: true when it completes the set (wake it). */
+bool cider_write_inval_acked(struct cider_client *c, u32 seq)
+{
+	if (seq != c->inval_seq || c->sub.write.state != CIDER_WRITE_LEASE)
+		return false;
+	c->sub.write.acks++;
+	return cider_write_all_acked(c);
 }
 
 /*
@@ -133,11 +163,25 @@ static enum cider_step cider_write_leased(struct cider_client *c)
 	struct cider_write *w = &c->sub.write;
 	u64 now = cider_now(c);
 
-	if (now < w->lease_end)
+	if (now < w->lease_end && !cider_write_all_acked(c))
 		return cider_sleep(c, w->lease_end - now);
 	w->waited = c->ptr;
 	w->state = CIDER_WRITE_CHECK;
 	return CIDER_STEP_NEXT;
+}
+
+/*
+ * Under a lock, leases must not stretch the hold past what the others'
+ * lease on the lock allows (they reset a lock held a lease): after a
+ * quarter of it spent on leases (each at most an eighth: proto.h), the
+ * holder gives up, releases and starts over; its write was not done.
+ */
+static bool cider_write_held_too_long(const struct cider_client *c)
+{
+	const struct cider_write *w = &c->sub.write;
+
+	return c->state != CIDER_OP_OPTIMISTIC && w->lease_since &&
+	       cider_now(c) - w->lease_since > cider_cfg_of(c)->lease_ns / 4;
 }
 
 /* c->ptr holds the key (else stop): CAS it to the new block or to empty. */
@@ -171,8 +215,13 @@ static enum cider_step cider_write_try(struct cider_client *c)
 		c->outcome = CIDER_OUT_ESCALATE;	/* to the lock queue (contention.c) */
 		return cider_write_stop(c, CIDER_RES_NONE);
 	}
-	if (cider_w_leased(c, c->ptr) && w->waited != c->ptr)
+	if (cider_w_leased(c, c->ptr) && w->waited != c->ptr) {
+		if (cider_write_held_too_long(c)) {
+			c->outcome = CIDER_OUT_RESTART;
+			return cider_write_stop(c, CIDER_RES_NONE);
+		}
 		return cider_write_revoke(c);
+	}
 	cider_v_reset(c);
 	if (c->op != CIDER_DELETE) {
 		if (!w->retries && cider_hashed(c) && !cider_block_build(c, w->blk))

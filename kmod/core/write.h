@@ -25,7 +25,9 @@ struct cider_write {
 	u64 cmp;		/* the word the CAS installs */
 	u32 retries;		/* failed CASes */
 	u64 waited;		/* the leased word whose lease it waited out */
-	u64 lease_end;		/* waiting out a lease: until then */
+	u64 lease_end;		/* waiting out a lease: until then at most */
+	u32 acks;		/* CNs that answered its INVALs */
+	u64 lease_since;	/* when its first wait for a lease began, 0: none yet */
 };
 
 enum cider_insert_state { CIDER_INSERT_STATES(CIDER_SUB_STATE_ENUM) };
@@ -40,6 +42,7 @@ struct cider_insert {
 void cider_write_init(struct cider_client *c);
 enum cider_step cider_write_step(struct cider_client *c);
 const char *cider_write_state_name(u8 state);
+bool cider_write_inval_acked(struct cider_client *c, u32 seq);
 
 void cider_insert_init(struct cider_client *c);
 enum cider_step cider_insert_step(struct cider_client *c);

@@ -171,7 +171,8 @@ void cider_wc_report(struct cider_client *c)
 {
 	struct cider_qnode *q = c->qn;
 
-	q->result = c->outcome == CIDER_OUT_RELOCATE ? CIDER_RES_NONE : c->res;
+	q->result = c->outcome == CIDER_OUT_RELOCATE || c->outcome == CIDER_OUT_RESTART ?
+		    CIDER_RES_NONE : c->res;
 	q->writer = c->writer;
 	q->ptr = c->ptr;
 	cider_lq_send(c->cn, CIDER_MSG_EXEC_DONE, q->coord_cn, q->coord_slot, q->coord_ticket, q);

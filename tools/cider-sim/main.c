@@ -45,12 +45,16 @@ static void usage(FILE *f)
 "                        default off); ideal: no cache, but a SEARCH of a key\n"
 "                        its CN already read is answered from the MN's memory\n"
 "                        at no cost, the bound a cache could reach (array)\n"
-"  --cache-lease-us U    a read lease's length (default 1000)\n"
+"  --cache-lease-us U    a read lease's length: how long a writer waits at\n"
+"                        most, when a CN does not answer its INVAL; at most\n"
+"                        an eighth of --lease-us (default 5000)\n"
 "  --cache-margin-ns N   what writers wait beyond a lease for the CNs' clock\n"
 "                        drift (default 1000; the model's clocks agree)\n"
 "  --cache-entries N     cache entries per CN (default 4096)\n"
 "  --cache-hot H         SEARCHes of a CN finding a key's word unchanged\n"
 "                        before it leases the key (default 2)\n"
+"  --cache-stable-us U   ...and for at least U us, at least one per U us on\n"
+"                        average (default 1000)\n"
 "  --backoff on|off      SMART backoff in the optimistic pointer CAS retry\n"
 "                        loop (default on; caslock always backs off)\n"
 "  --cns N               compute nodes (default 8)\n"
@@ -142,6 +146,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "cache-margin-ns", required_argument, NULL, 'g' },
 		{ "cache-entries", required_argument, NULL, 'N' },
 		{ "cache-hot", required_argument, NULL, 'O' },
+		{ "cache-stable-us", required_argument, NULL, 'U' },
 		{ "backoff", required_argument, NULL, 'B' },
 		{ "cns", required_argument, NULL, 'n' },
 		{ "clients-per-cn", required_argument, NULL, 'c' },
@@ -224,6 +229,11 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 			if (parse_u64(optarg, CIDER_CACHE_WAYS, 1U << 24, &v))
 				goto bad;
 			s->cache_entries = (u32)v;
+			break;
+		case 'U':
+			if (parse_u64(optarg, 0, 10000000, &v))
+				goto bad;
+			s->cfg.cache_stable_ns = v * 1000;
 			break;
 		case 'O':
 			if (parse_u64(optarg, 1, 1000, &v))
@@ -373,6 +383,11 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		fprintf(stderr, "cider-sim: %s\n", optind != argc ? "unexpected argument" :
 			"--mode is required");
 		usage(stderr);
+		return 2;
+	}
+	/* A holder waits out leases within its hold (write.c): keep them short. */
+	if (s->cfg.cache && s->cfg.cache_lease_ns + s->cfg.cache_margin_ns > s->p.lease_ps / NS / 8) {
+		fprintf(stderr, "cider-sim: --cache-lease-us plus the margin must be at most an eighth of --lease-us\n");
 		return 2;
 	}
 	if (s->ideal_cache && s->cfg.index == CIDER_INDEX_HASH) {
@@ -838,8 +853,9 @@ int main(int argc, char **argv)
 	s.cfg.backoff = true;
 	s.key_len = 8;
 	cider_sizes_parse("fixed:8", &s.vsize);
-	s.cfg.cache_lease_ns = 1000000;
+	s.cfg.cache_lease_ns = 5000000;
 	s.cfg.cache_margin_ns = 1000;
+	s.cfg.cache_stable_ns = 1000000;
 	s.cfg.cache_hot = 2;
 	s.cache_entries = 4096;
 	s.initial_credit = 36;

@@ -1056,6 +1056,130 @@ TEST(a_write_of_a_leased_word_stops_leases_waits_and_advances_the_version)
 	free(r);
 }
 
+/*
+ * The writer's INVAL goes to every other CN; it goes on when all have
+ * answered, long before the lease ends, and not before.
+ */
+TEST(a_writer_goes_on_once_every_cn_answered_its_inval)
+{
+	struct rig *r = cache_rig(CIDER_MODE_OSYNC);
+	u64 ptr = cider_word(1, DATA_OFF + 4096) | CIDER_WORD_LEASED | CIDER_WORD_WAITING;
+	struct cider_msg ack;
+
+	ASSERT_TRUE(r != NULL);
+	r->cfg.nr_cns = 3;
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	r->f.v[0].old = 0;
+	complete(r);
+	ASSERT_TRUE(states_are(r, "optimistic", "write:lease", ""));
+	ASSERT_EQ(2U, r->f.sends);			/* to CNs 1 and 2 */
+	ASSERT_EQ(CIDER_MSG_INVAL, r->f.msg.type);
+	ASSERT_EQ(3U, r->f.msg.ptr);			/* names the key */
+	ack = (struct cider_msg) {
+		.type = CIDER_MSG_INVAL_ACK, .to_slot = 0, .ticket = r->f.msg.from_ticket,
+		.from_cn = 1,
+	};
+	cider_cn_on_msg(&r->cn, &ack);
+	ASSERT_EQ(0U, r->f.wakes);			/* one of two */
+	ack.ticket--;					/* a stale answer counts for nothing */
+	cider_cn_on_msg(&r->cn, &ack);
+	ASSERT_EQ(0U, r->f.wakes);
+	ack.ticket++;
+	ack.from_cn = 2;
+	cider_cn_on_msg(&r->cn, &ack);
+	ASSERT_EQ(1U, r->f.wakes);
+	r->f.now += 3000;				/* far from the lease's end */
+	cider_client_resume(&r->c);
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[1].op);
+	ASSERT_EQ(ptr, r->f.v[1].arg0);
+	free(r);
+}
+
+/*
+ * A CN that receives an INVAL drops its right and answers, and takes no
+ * right from a READ posted before it arrived.
+ */
+TEST(an_inval_drops_the_right_and_the_reads_already_out)
+{
+	struct rig *r = cache_rig(CIDER_MODE_CIDER);
+	u64 ptr = cider_word(2, DATA_OFF) | CIDER_WORD_LEASED;
+	struct cider_msg inval = {
+		.type = CIDER_MSG_INVAL, .ptr = 5, .from_cn = 1, .from_slot = 3, .from_ticket = 9,
+	};
+	u32 posts;
+
+	ASSERT_TRUE(r != NULL);
+	search_reads(r, ptr, 77, 1);			/* a right, from a leased word */
+	ASSERT_EQ(1U, r->c.st.cache_fills);
+	cider_cn_on_msg(&r->cn, &inval);
+	ASSERT_EQ(1U, r->f.sends);
+	ASSERT_EQ(CIDER_MSG_INVAL_ACK, r->f.msg.type);
+	ASSERT_EQ(1U, r->f.to_cn);
+	ASSERT_EQ(3U, r->f.msg.to_slot);
+	ASSERT_EQ(9U, r->f.msg.ticket);
+	posts = r->f.posts;
+	start(r, CIDER_SEARCH, 5, 0, 2);		/* no right: READs */
+	ASSERT_EQ(posts + 1, r->f.posts);
+	/* This READ was posted as the INVAL arrived: it starts no right. */
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	r->f.v[0].data[0] = 5;
+	r->f.v[0].data[1] = 77;
+	complete(r);
+	ASSERT_EQ(1U, r->c.st.cache_fills);
+	r->f.now++;
+	search_reads(r, ptr, 77, 3);			/* a later READ does */
+	ASSERT_EQ(2U, r->c.st.cache_fills);
+	free(r);
+}
+
+/*
+ * A holder of the key's lock whose write keeps meeting new leases (other
+ * writers win after each wait, readers lease their words again) gives up
+ * after a quarter of the lock's lease: it releases the lock and starts
+ * over, so that the others never reset a lock whose holder still acts.
+ */
+TEST(a_holder_that_keeps_meeting_leases_releases_and_starts_over)
+{
+	struct rig *r = cache_rig(CIDER_MODE_CASLOCK);
+	u64 paddr = 4096 + 3 * 8, laddr = 8192 + 3 * (16 + 8 * 4), ver = 1, t0;
+	u32 i, released = 0;
+
+	ASSERT_TRUE(r != NULL);
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	t0 = r->f.now;
+	for (i = 0; i < 200 && !released; i++) {
+		struct cider_verb *v = &r->f.v[r->f.nv - 1];
+
+		if (r->c.parked) {			/* waiting out a lease */
+			r->f.now += r->f.delay_ns;
+			cider_client_timer(&r->c, r->f.token);
+			continue;
+		}
+		r->f.now += 2000;			/* a round trip */
+		if (r->f.v[0].op == CIDER_V_READ && r->f.v[0].addr == paddr) {
+			r->f.v[0].data[0] = cider_word(ver, DATA_OFF + 4096) | CIDER_WORD_LEASED;
+		} else if (v->op == CIDER_V_CAS && v->addr == paddr && !(v->arg1 & CIDER_WORD_LEASED)) {
+			/* Another writer won meanwhile; readers leased its word. */
+			ver++;
+			v->old = cider_word(ver, DATA_OFF + 4096 + 16 * ver) | CIDER_WORD_LEASED;
+		} else if (r->f.v[0].op == CIDER_V_CAS && r->f.v[0].addr == laddr && r->f.v[0].arg1 == 0) {
+			released = 1;			/* the CAS lock's release */
+			break;
+		} else {
+			v->old = v->arg0;		/* the lock, the chunk, the WAITING bit */
+		}
+		complete(r);
+	}
+	ASSERT_EQ(1U, released);
+	ASSERT_GE(r->c.st.lease_waits, 2U);
+	ASSERT_LT(r->f.now - t0, r->cfg.lease_ns / 2);
+	ASSERT_EQ(0U, r->f.dones);			/* not done: it starts over */
+	free(r);
+}
+
 /* A word another writer stopped: no CAS of the bit, just the wait. */
 TEST(a_write_that_finds_the_waiting_bit_set_waits_without_a_cas)
 {
