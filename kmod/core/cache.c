@@ -205,18 +205,19 @@ static void cider_cache_grant(struct cider_client *c, struct cider_cache_ent *e,
 
 /*
  * Is the key worth a lease?  Read here at least cache_hot times with its
- * word unchanged, for cache_stable_ns at least, and at least once per
- * cache_stable_ns on average: a key written more often than that would
- * make its writers stop leases that served nobody, and a key read more
- * rarely gains little from one (a lease serves every CN, so one CN's
- * rate is only a hint).
+ * word unchanged for cache_stable_ns at least (a key written more often
+ * would make its writers stop leases that served nobody), and at least
+ * once per lease on average.  A write of a leased key costs a CAS and an
+ * INVAL to every CN and back; a lease read as often on every CN as here
+ * serves a read per CN, two verbs each, which pays for that.
  */
 static bool cider_cache_hot(const struct cider_client *c, const struct cider_cache_ent *e)
 {
-	u64 stable = cider_cfg_of(c)->cache_stable_ns, span = c->t0 - e->since;
+	const struct cider_cfg *cfg = cider_cfg_of(c);
+	u64 span = c->t0 - e->since;
 
-	return e->seen >= cider_cfg_of(c)->cache_hot && span >= stable &&
-	       (u64)(e->seen - 1) * stable >= span;
+	return e->seen >= cfg->cache_hot && span >= cfg->cache_stable_ns &&
+	       (u64)(e->seen - 1) * cfg->cache_lease_ns >= span;
 }
 
 bool cider_cache_note(struct cider_client *c)

@@ -50,7 +50,7 @@ static void usage(FILE *f)
 "                        an eighth of --lease-us (default 5000)\n"
 "  --cache-margin-ns N   what writers wait beyond a lease for the CNs' clock\n"
 "                        drift (default 1000; the model's clocks agree)\n"
-"  --cache-entries N     cache entries per CN (default 4096)\n"
+"  --cache-entries N     cache entries per CN (default 16384)\n"
 "  --cache-hot H         SEARCHes of a CN finding a key's word unchanged\n"
 "                        before it leases the key (default 2)\n"
 "  --cache-stable-us U   ...and for at least U us, at least one per U us on\n"
@@ -857,7 +857,7 @@ int main(int argc, char **argv)
 	s.cfg.cache_margin_ns = 1000;
 	s.cfg.cache_stable_ns = 1000000;
 	s.cfg.cache_hot = 2;
-	s.cache_entries = 4096;
+	s.cache_entries = 16384;
 	s.initial_credit = 36;
 	s.hotness = 2;
 	s.escalate = 2;
