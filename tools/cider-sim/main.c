@@ -560,7 +560,10 @@ static void setup(struct sim *s)
 				       (cfg->index == CIDER_INDEX_HASH ? CIDER_NR_CLASSES : 1)],
 			      s->ring_cap);
 	if (cfg->cache) {
+		/* Room for small values (larger ones are not kept): cache.c. */
 		s->cache_ent_bytes = (cfg->index == CIDER_INDEX_HASH ? s->key_len : 0) + s->vmax;
+		if (s->cache_ent_bytes > 256)
+			s->cache_ent_bytes = 256;
 		s->cache_ent = calloc((size_t)s->nr_cns * s->cache_entries, sizeof(*s->cache_ent));
 		s->cache_room = calloc((size_t)s->nr_cns * s->cache_entries, s->cache_ent_bytes);
 		if (!s->cache_ent || !s->cache_room) {
