@@ -41,10 +41,13 @@ static void usage(FILE *f)
 "  --local-wc on|off     local write combining on each CN (default off)\n"
 "  --read-comb on|off    read combining on each CN: concurrent SEARCHes of a\n"
 "                        key share one lookup (default off)\n"
-"  --cache on|off|ideal  the CN cache of hot keys under read leases (cache.h;\n"
+"  --cache on|off|ideal|coherent\n"
+"                        the CN cache of hot keys under read leases (cache.h;\n"
 "                        default off); ideal: no cache, but a SEARCH of a key\n"
 "                        its CN already read is answered from the MN's memory\n"
-"                        at no cost, the bound a cache could reach (array)\n"
+"                        at no cost, the bound a cache could reach (array);\n"
+"                        coherent: the same if no write of the key came since\n"
+"                        that read, the bound of a cache kept coherent\n"
 "  --cache-lease-us U    a read lease's length: how long a writer waits at\n"
 "                        most, when a CN does not answer its INVAL; at most\n"
 "                        an eighth of --lease-us (default 5000)\n"
@@ -212,7 +215,8 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 				goto bad;
 			break;
 		case 'Y':
-			s->ideal_cache = !strcmp(optarg, "ideal");
+			s->ideal_coherent = !strcmp(optarg, "coherent");
+			s->ideal_cache = s->ideal_coherent || !strcmp(optarg, "ideal");
 			if (!s->ideal_cache && parse_onoff(optarg, &s->cfg.cache))
 				goto bad;
 			break;
@@ -391,7 +395,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		return 2;
 	}
 	if (s->ideal_cache && s->cfg.index == CIDER_INDEX_HASH) {
-		fprintf(stderr, "cider-sim: --cache ideal is for the array index\n");
+		fprintf(stderr, "cider-sim: --cache ideal and coherent are for the array index\n");
 		return 2;
 	}
 	return 0;
@@ -720,8 +724,8 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 				 (unsigned long long)r->cache_marks, (unsigned long long)r->lease_revokes,
 				 (unsigned long long)r->lease_waits, (unsigned long long)r->cache_evictions);
 		else if (s->ideal_cache)
-			snprintf(cache, sizeof(cache), "\"cache\":\"ideal\",\"ideal_hits\":%llu,",
-				 (unsigned long long)s->ideal_hits);
+			snprintf(cache, sizeof(cache), "\"cache\":\"%s\",\"ideal_hits\":%llu,",
+				 s->ideal_coherent ? "coherent" : "ideal", (unsigned long long)s->ideal_hits);
 		printf("{\"index\":\"%s\",\"mode\":\"%s\",\"local_wc\":%s,%s%s\"backoff\":\"%s\",\"hotness\":%u,"
 		       "\"initial_credit\":%u,\"escalate\":%u,\"lock_queue\":%u,\"atomic_cost\":%.2f,"
 		       "\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
@@ -791,8 +795,9 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       (unsigned long long)r->cache_marks, (unsigned long long)r->cache_evictions,
 		       (unsigned long long)r->lease_revokes, (unsigned long long)r->lease_waits);
 	if (s->ideal_cache)
-		printf("  ideal cache: %llu SEARCHes of a key their CN had read answered at no cost\n",
-		       (unsigned long long)s->ideal_hits);
+		printf("  %s cache: %llu SEARCHes of a key their CN had read%s answered at no cost\n",
+		       s->ideal_coherent ? "coherent ideal" : "ideal", (unsigned long long)s->ideal_hits,
+		       s->ideal_coherent ? ", unwritten since," : "");
 	printf("  MN memory: %llu bytes of blocks in use (peak %llu), %llu claimed, %llu leaked; %llu SEARCHes re-read, %llu reads fenced, %llu writes refused for space\n",
 	       (unsigned long long)s->mem_live, (unsigned long long)s->mem_peak,
 	       (unsigned long long)s->mem_claimed, (unsigned long long)leaked(s),
@@ -825,6 +830,7 @@ static void teardown(struct sim *s)
 	free(s->cache_ent);
 	free(s->cache_room);
 	hmap_free(&s->ideal_seen);
+	hmap_free(&s->key_changes);
 	free(s->heap);
 	free(s->ops);
 	free(s->chain);

@@ -243,6 +243,8 @@ static void record_change(struct sim *s, u32 ci, u64 addr, u64 old, u64 new)
 	e->t = s->now;
 	e->word = new;
 	e->op = installed_op(s, ci, new);
+	if (s->ideal_coherent)
+		(*hmap_find(&s->key_changes, e->key, true))++;
 }
 
 /* Apply verb @i of client @ci's batch at the MN, now. */
@@ -547,16 +549,26 @@ static void start_bytes(struct sim *s, struct cider_client *c, const struct op_r
  * --cache ideal: a SEARCH of a key its CN has read before is answered at
  * once, with no verb, from the MN's memory as it is now (the pointer,
  * then the block): a cache that is infinite, free and always coherent.
+ * --cache coherent: only if no write of the key was installed since that
+ * CN's last read of it, as a cache that keeps a copy until a write
+ * invalidates it (its invalidations free too).
  */
 static bool ideal_answer(struct sim *s, struct cider_client *c, struct op_rec *o)
 {
-	u64 *seen, w;
+	u64 *seen, w, now = 1;
 
 	if (o->op != CIDER_SEARCH)
 		return false;
 	seen = hmap_find(&s->ideal_seen, (u64)c->cn->id << 40 | o->key, true);
-	if (!(*seen)++)
+	if (s->ideal_coherent) {		/* changes so far, + 1 */
+		u64 *ch = hmap_find(&s->key_changes, o->key, false);
+
+		now = (ch ? *ch : 0) + 1;
+	}
+	if (*seen != now) {
+		*seen = now;
 		return false;
+	}
 	s->ideal_hits++;
 	w = sim_mem_read(s, s->cfg.index_off + 8 * o->key);
 	c->res = sim_word_off(s, w) ? CIDER_RES_OK : CIDER_RES_NOTFOUND;

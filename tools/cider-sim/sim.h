@@ -119,7 +119,9 @@ struct sim {
 	u32 crashes;
 	bool revive;		/* --revive: a crashed client comes back */
 	bool ideal_cache;	/* --cache ideal: repeated SEARCHes on a CN are free */
-	struct hmap ideal_seen;	/* (cn, key) a SEARCH of this CN has read */
+	bool ideal_coherent;	/* --cache coherent: ...if no write of the key came between */
+	struct hmap ideal_seen;	/* (cn, key) -> the key's changes when this CN read it, + 1 */
+	struct hmap key_changes;	/* key -> changes installed (coherent) */
 	u64 ideal_hits;
 	u32 cache_entries;	/* per CN (cache.h) */
 	u32 cache_ent_bytes;
