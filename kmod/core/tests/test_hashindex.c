@@ -8,14 +8,20 @@
 
 TEST(slot_fields_do_not_bleed)
 {
-	/* The largest block offset a slot holds: 2^40 units of 64 bytes. */
-	u64 s = cider_slot_make(0xab, 11, 4095, (1ULL << 46) - 64);
+	/* The largest block offset a slot holds: 2^38 units of 64 bytes. */
+	u64 s = cider_slot_make(0xab, 11, 4095, (1ULL << 44) - 64);
 
 	ASSERT_EQ(0xab, cider_slot_fp(s));
 	ASSERT_EQ(11U, cider_slot_class(s));
 	ASSERT_EQ(4095U, cider_slot_ver(s));
-	ASSERT_EQ((1ULL << 46) - 64, cider_slot_off(s));
+	ASSERT_EQ((1ULL << 44) - 64, cider_slot_off(s));
 	ASSERT_FALSE(cider_slot_empty(s));
+	/* The lease bits (cache.h) are neither offset nor version. */
+	ASSERT_EQ(0ULL, s & (CIDER_SLOT_LEASED | CIDER_SLOT_WAITING));
+	s |= CIDER_SLOT_LEASED | CIDER_SLOT_WAITING;
+	ASSERT_EQ((1ULL << 44) - 64, cider_slot_off(s));
+	ASSERT_EQ(4095U, cider_slot_ver(s));
+	ASSERT_TRUE(cider_slot_empty(CIDER_SLOT_LEASED | CIDER_SLOT_WAITING));
 	s = cider_slot_make(0xff, 15, 9, 0);
 	ASSERT_TRUE(cider_slot_empty(s));		/* empty keeps its version */
 	ASSERT_EQ(9U, cider_slot_ver(s));

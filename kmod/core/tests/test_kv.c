@@ -17,6 +17,10 @@ TEST(pointer_word_keeps_version_and_offset_apart)
 	ASSERT_EQ(0U, cider_word_ver(cider_word(0, ~0ULL)));
 	ASSERT_EQ(CIDER_WORD_ADDR_MASK, cider_word_off(cider_word(3, ~0ULL)));
 	ASSERT_EQ(0U, cider_word_off(cider_word(9, 0)));
+	/* The lease bits (cache.h): never made by cider_word, never an offset. */
+	ASSERT_EQ(0ULL, cider_word(4095, ~0ULL) & (CIDER_WORD_LEASED | CIDER_WORD_WAITING));
+	ASSERT_EQ(0x123456789abcULL, cider_word_off(w | CIDER_WORD_LEASED | CIDER_WORD_WAITING));
+	ASSERT_EQ(5U, cider_word_ver(w | CIDER_WORD_LEASED | CIDER_WORD_WAITING));
 }
 
 TEST(epoch_generation_is_the_high_half)
