@@ -940,6 +940,16 @@ static void search_reads(struct rig *r, u64 ptr, u64 val, u32 opid)
 	complete(r);
 }
 
+/* Two SEARCHes of key 5 finding @ptr: the second posts the lease's CAS. */
+static int lease_posted(struct rig *r, u64 ptr)
+{
+	search_reads(r, ptr, 77, 1);
+	search_reads(r, ptr, 77, 2);
+	return r->f.dones == 1 && r->f.v[0].op == CIDER_V_CAS &&
+	       r->f.v[0].addr == 4096U + 5 * 8 && r->f.v[0].arg0 == ptr &&
+	       r->f.v[0].arg1 == (ptr | CIDER_WORD_LEASED);
+}
+
 /*
  * A key read twice with its word unchanged is leased: the second SEARCH
  * CASes the LEASED bit in, and SEARCHes within the lease post nothing.
@@ -951,14 +961,7 @@ TEST(a_hot_key_is_leased_then_answered_without_a_verb)
 	u32 posts;
 
 	ASSERT_TRUE(r != NULL);
-	search_reads(r, ptr, 77, 1);
-	ASSERT_EQ(1U, r->f.dones);
-	search_reads(r, ptr, 77, 2);
-	ASSERT_EQ(1U, r->f.dones);			/* the lease's CAS is out */
-	ASSERT_EQ(CIDER_V_CAS, r->f.v[0].op);
-	ASSERT_EQ(4096U + 5 * 8, r->f.v[0].addr);
-	ASSERT_EQ(ptr, r->f.v[0].arg0);
-	ASSERT_EQ(ptr | CIDER_WORD_LEASED, r->f.v[0].arg1);
+	ASSERT_TRUE(lease_posted(r, ptr));
 	r->f.v[0].old = ptr;
 	complete(r);
 	ASSERT_EQ(2U, r->f.dones);
@@ -994,9 +997,7 @@ TEST(a_late_lease_cas_keeps_no_right)
 	u32 posts;
 
 	ASSERT_TRUE(r != NULL);
-	search_reads(r, ptr, 77, 1);
-	search_reads(r, ptr, 77, 2);
-	ASSERT_EQ(CIDER_V_CAS, r->f.v[0].op);
+	ASSERT_TRUE(lease_posted(r, ptr));
 	r->f.v[0].old = ptr;
 	r->f.now += r->cfg.grace_ns / 2 + 1;
 	complete(r);
