@@ -126,6 +126,12 @@ struct cider_lwc;
 struct cider_fabric_ops {
 	void (*post)(void *fab, struct cider_client *c, struct cider_verb *v, unsigned int n);
 	void (*send)(void *fab, struct cider_cn *from, u32 to_cn, const struct cider_msg *m);
+	/*
+	 * Send @m to every other CN that may hold a right on the key
+	 * (cache.h); returns how many it went to, each of which answers.
+	 * NULL: the fabric cannot, and writers wait rights out by the clock.
+	 */
+	u32 (*broadcast)(void *fab, struct cider_cn *from, const struct cider_msg *m);
 	void (*timer)(void *fab, struct cider_client *c, u64 delay_ns, u32 token);
 	void (*wake)(void *fab, struct cider_client *c);	/* resume soon */
 	void (*done)(void *fab, struct cider_client *c);	/* op finished */

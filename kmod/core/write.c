@@ -92,7 +92,7 @@ static enum cider_step cider_write_lease_wait(struct cider_client *c)
 		.type = CIDER_MSG_INVAL, .laddr = c->paddr, .ptr = c->key,
 		.from_cn = c->cn->id, .from_slot = c->index,
 	};
-	u32 i;
+	const struct cider_fabric *fab = c->cn->fab;
 
 	c->st.lease_waits++;
 	if (!w->lease_since)
@@ -102,17 +102,15 @@ static enum cider_step cider_write_lease_wait(struct cider_client *c)
 	m.from_ticket = ++c->inval_seq;
 	/* Its own CN first, then every other: all answer, or it waits the lease. */
 	cider_cache_inval(c->cn, c->key, now);
-	for (i = 0; i < cfg->nr_cns; i++)
-		if (i != c->cn->id)
-			c->cn->fab->ops->send(c->cn->fab->priv, c->cn, i, &m);
+	w->invals = fab->ops->broadcast ? fab->ops->broadcast(fab->priv, c->cn, &m) : ~0U;
 	w->state = CIDER_WRITE_LEASE;
 	return cider_sleep(c, wait);
 }
 
-/* Every other CN answered this writer's INVALs. */
+/* Every CN the INVALs went to answered them. */
 static bool cider_write_all_acked(const struct cider_client *c)
 {
-	return c->sub.write.acks + 1 >= cider_cfg_of(c)->nr_cns;
+	return c->sub.write.acks >= c->sub.write.invals;
 }
 
 /* An INVAL_ACK for @c, in its write: true when it completes the set (wake it). */

@@ -400,6 +400,18 @@ static void fab_send(void *priv, struct cider_cn *from, u32 to_cn, const struct 
 	ev_push(s, t, EV_MSG, to_cn, 0, copy);
 }
 
+/* Every other CN, crashed or not: a crashed one never answers. */
+static u32 fab_broadcast(void *priv, struct cider_cn *from, const struct cider_msg *m)
+{
+	struct sim *s = priv;
+	u32 i;
+
+	for (i = 0; i < s->nr_cns; i++)
+		if (i != from->id)
+			fab_send(priv, from, i, m);
+	return s->nr_cns - 1;
+}
+
 static void fab_timer(void *priv, struct cider_client *c, u64 delay_ns, u32 token)
 {
 	struct sim *s = priv;
@@ -495,7 +507,8 @@ static void fab_done(void *priv, struct cider_client *c)
 }
 
 static const struct cider_fabric_ops sim_fabric_ops = {
-	.post = fab_post, .send = fab_send, .timer = fab_timer, .wake = fab_wake,
+	.post = fab_post, .send = fab_send, .broadcast = fab_broadcast, .timer = fab_timer,
+	.wake = fab_wake,
 	.done = fab_done, .trace = sim_trace, .now = fab_now, .rand = fab_rand,
 };
 

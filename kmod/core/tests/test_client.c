@@ -49,6 +49,16 @@ static void fake_send(void *fab, struct cider_cn *from, u32 to_cn, const struct 
 	f->sends++;
 }
 
+static u32 fake_broadcast(void *fab, struct cider_cn *from, const struct cider_msg *m)
+{
+	u32 i;
+
+	for (i = 0; i < from->cfg->nr_cns; i++)
+		if (i != from->id)
+			fake_send(fab, from, i, m);
+	return from->cfg->nr_cns - 1;
+}
+
 static void fake_timer(void *fab, struct cider_client *c, u64 delay_ns, u32 token)
 {
 	struct fake *f = fake_of(fab);
@@ -83,6 +93,13 @@ static u32 fake_rand(void *fab)
 }
 
 static const struct cider_fabric_ops fake_ops = {
+	.post = fake_post, .send = fake_send, .broadcast = fake_broadcast, .timer = fake_timer,
+	.wake = fake_wake,
+	.done = fake_done, .now = fake_now, .rand = fake_rand,
+};
+
+/* A fabric that cannot broadcast (cider.ko until its peers can). */
+static const struct cider_fabric_ops fake_ops_silent = {
 	.post = fake_post, .send = fake_send, .timer = fake_timer, .wake = fake_wake,
 	.done = fake_done, .now = fake_now, .rand = fake_rand,
 };
@@ -1178,6 +1195,33 @@ TEST(a_holder_that_keeps_meeting_leases_releases_and_starts_over)
 	ASSERT_GE(r->c.st.lease_waits, 2U);
 	ASSERT_LT(r->f.now - t0, r->cfg.lease_ns / 2);
 	ASSERT_EQ(0U, r->f.dones);			/* not done: it starts over */
+	free(r);
+}
+
+/* With no way to reach the other CNs, a writer waits the whole lease. */
+TEST(a_writer_that_cannot_broadcast_waits_the_lease_out)
+{
+	struct rig *r = cache_rig(CIDER_MODE_OSYNC);
+	u64 ptr = cider_word(1, DATA_OFF + 4096) | CIDER_WORD_LEASED | CIDER_WORD_WAITING;
+	struct cider_msg ack = { .type = CIDER_MSG_INVAL_ACK, .to_slot = 0, .ticket = 1 };
+
+	ASSERT_TRUE(r != NULL);
+	r->fab.ops = &fake_ops_silent;
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	r->f.v[0].old = 0;
+	complete(r);
+	ASSERT_TRUE(states_are(r, "optimistic", "write:lease", ""));
+	ASSERT_EQ(0U, r->f.sends);
+	cider_cn_on_msg(&r->cn, &ack);		/* an answer it cannot count */
+	ASSERT_EQ(0U, r->f.wakes);
+	r->f.now += LEASE_NS + MARGIN_NS - 1;
+	cider_client_timer(&r->c, r->f.token);
+	ASSERT_TRUE(states_are(r, "optimistic", "write:lease", ""));
+	r->f.now += 1;
+	cider_client_timer(&r->c, r->f.token);
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[1].op);
 	free(r);
 }
 
