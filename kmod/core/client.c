@@ -112,8 +112,10 @@ static enum cider_step cider_op_again_next(struct cider_client *c)
 		c->state = CIDER_OP_LWC_WAIT;
 		return cider_park(c);
 	}
+	c->lease_since = 0;
+	/* Under a right: no verb; DONE settles a lookup it led, the fence. */
 	if (c->op == CIDER_SEARCH && cider_cache_serve(c))
-		return CIDER_STEP_DONE;		/* under a right: no verb */
+		return cider_op_goto(c, CIDER_OP_DONE);
 	if (c->op == CIDER_SEARCH && cider_cfg_of(c)->read_comb && !c->rc_leading &&
 	    !c->fenced && cider_rc_join(c)) {
 		c->state = CIDER_OP_RC_WAIT;

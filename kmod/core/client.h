@@ -128,6 +128,11 @@ struct cider_client {
 	u64 rc_members;		/* leading: who waits for it (client index bits) */
 	s32 rc_of;		/* waiting: for which client's lookup, -1: none */
 	u32 inval_seq;		/* its last INVALs (cache.h): older answers are stale */
+	/*
+	 * When this attempt first waited for a lease (0: not yet): kept
+	 * across a holder's relocations, so that its hold stays bounded.
+	 */
+	u64 lease_since;
 	struct cider_client_stats st;
 	u32 read_retries;	/* SEARCHes redone by the grace rule */
 	u32 late;		/* this op's READs that missed the rule */

@@ -28,7 +28,6 @@
 #define CIDER_DIR_SIZE		4096	/* reserved at the index area's start */
 #define CIDER_SLOT_UNIT		64	/* blocks are 64-byte aligned */
 #define CIDER_SLOT_OFF_BITS	40
-#define CIDER_SLOT_OFF_MASK	((1ULL << CIDER_SLOT_OFF_BITS) - 1)
 #define CIDER_SLOT_LEASED	BIT_ULL(39)
 #define CIDER_SLOT_WAITING	BIT_ULL(38)
 #define CIDER_SLOT_ADDR_MASK	((1ULL << 38) - 1)

@@ -56,7 +56,6 @@ static enum cider_step cider_write_begin(struct cider_client *c)
 	w->retries = 0;
 	w->blk = 0;
 	w->waited = 0;
-	w->lease_since = 0;
 	w->state = CIDER_WRITE_CHECK;
 	if (c->op == CIDER_DELETE)
 		return CIDER_STEP_NEXT;
@@ -77,11 +76,31 @@ static enum cider_step cider_write_stop(struct cider_client *c, u8 res)
 	return CIDER_STEP_DONE;
 }
 
+/* Every CN the INVALs went to answered them. */
+static bool cider_write_all_acked(const struct cider_client *c)
+{
+	return c->sub.write.acks >= c->sub.write.invals;
+}
+
+/* Woken while waiting out a lease: the timer, or early by a message. */
+static enum cider_step cider_write_leased(struct cider_client *c)
+{
+	struct cider_write *w = &c->sub.write;
+	u64 now = cider_now(c);
+
+	if (now < w->lease_end && !cider_write_all_acked(c))
+		return cider_sleep(c, w->lease_end - now);
+	w->waited = c->ptr;
+	w->state = CIDER_WRITE_CHECK;
+	return CIDER_STEP_NEXT;
+}
+
 /*
- * Wait out the leases on c->ptr: every right was taken by a READ or CAS
- * that executed before the WAITING bit was set, which is before now, so
- * it ends within a lease of now by its CN's clock; the margin covers the
- * clocks' drift (cache.h).
+ * End the rights on c->ptr: every one was taken by a READ or CAS that
+ * executed before the WAITING bit was set, which is before now.  Each CN
+ * that answers this INVAL has dropped its own; any other's ends within a
+ * lease of now by its CN's clock, and the margin covers the clocks'
+ * drift (cache.h).
  */
 static enum cider_step cider_write_lease_wait(struct cider_client *c)
 {
@@ -95,8 +114,8 @@ static enum cider_step cider_write_lease_wait(struct cider_client *c)
 	const struct cider_fabric *fab = c->cn->fab;
 
 	c->st.lease_waits++;
-	if (!w->lease_since)
-		w->lease_since = now;
+	if (!c->lease_since)
+		c->lease_since = now;
 	w->lease_end = now + wait;
 	w->acks = 0;
 	m.from_ticket = ++c->inval_seq;
@@ -104,13 +123,9 @@ static enum cider_step cider_write_lease_wait(struct cider_client *c)
 	cider_cache_inval(c->cn, c->key, now);
 	w->invals = fab->ops->broadcast ? fab->ops->broadcast(fab->priv, c->cn, &m) : ~0U;
 	w->state = CIDER_WRITE_LEASE;
+	if (cider_write_all_acked(c))		/* nobody else to ask */
+		return cider_write_leased(c);
 	return cider_sleep(c, wait);
-}
-
-/* Every CN the INVALs went to answered them. */
-static bool cider_write_all_acked(const struct cider_client *c)
-{
-	return c->sub.write.acks >= c->sub.write.invals;
 }
 
 /* An INVAL_ACK for @c, in its write: true when it completes the set (wake it). */
@@ -155,18 +170,6 @@ static enum cider_step cider_write_revoked(struct cider_client *c)
 	return cider_write_lease_wait(c);
 }
 
-/* Woken while waiting out a lease: the timer, or early by a message. */
-static enum cider_step cider_write_leased(struct cider_client *c)
-{
-	struct cider_write *w = &c->sub.write;
-	u64 now = cider_now(c);
-
-	if (now < w->lease_end && !cider_write_all_acked(c))
-		return cider_sleep(c, w->lease_end - now);
-	w->waited = c->ptr;
-	w->state = CIDER_WRITE_CHECK;
-	return CIDER_STEP_NEXT;
-}
 
 /*
  * Under a lock, leases must not stretch the hold past what the others'
@@ -176,10 +179,8 @@ static enum cider_step cider_write_leased(struct cider_client *c)
  */
 static bool cider_write_held_too_long(const struct cider_client *c)
 {
-	const struct cider_write *w = &c->sub.write;
-
-	return c->state != CIDER_OP_OPTIMISTIC && w->lease_since &&
-	       cider_now(c) - w->lease_since > cider_cfg_of(c)->lease_ns / 4;
+	return c->state != CIDER_OP_OPTIMISTIC && c->lease_since &&
+	       cider_now(c) - c->lease_since > cider_cfg_of(c)->lease_ns / 4;
 }
 
 /* c->ptr holds the key (else stop): CAS it to the new block or to empty. */
@@ -228,10 +229,12 @@ static enum cider_step cider_write_try(struct cider_client *c)
 			cider_v_write(c, w->blk, c->key, cider_le64(c->wval, 8));
 		/*
 		 * A write that ends a lease advances the version, as a DELETE
-		 * does: a leased word then never comes back (12 bits of
-		 * versions, each a lease long), and a writer that waited out
-		 * one lease cannot CAS the same word value leased anew after
-		 * its block was reused (the simulator found that ABA).
+		 * does: a writer that waited for one lease's end cannot CAS
+		 * the same word value leased anew after its block was reused
+		 * (the simulator found that ABA) unless 4,095 more such
+		 * writes and DELETEs came in between, each a lease, an INVAL
+		 * round and a write long; the version rule rests on the same
+		 * 12 bits (kv.h).
 		 */
 		w->cmp = cider_w_make(c, cider_w_ver(c, c->ptr) + cider_w_leased(c, c->ptr),
 				      w->blk);

@@ -28,7 +28,6 @@ struct cider_write {
 	u64 lease_end;		/* waiting out a lease: until then at most */
 	u32 acks;		/* CNs that answered its INVALs */
 	u32 invals;		/* CNs it sent them to; ~0: none can answer */
-	u64 lease_since;	/* when its first wait for a lease began, 0: none yet */
 };
 
 enum cider_insert_state { CIDER_INSERT_STATES(CIDER_SUB_STATE_ENUM) };

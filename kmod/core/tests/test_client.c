@@ -1198,6 +1198,26 @@ TEST(a_holder_that_keeps_meeting_leases_releases_and_starts_over)
 	free(r);
 }
 
+/* Alone (nobody to ask): the writer goes on at once. */
+TEST(a_writer_with_nobody_to_ask_does_not_wait)
+{
+	struct rig *r = cache_rig(CIDER_MODE_OSYNC);
+	u64 ptr = cider_word(1, DATA_OFF + 4096) | CIDER_WORD_LEASED | CIDER_WORD_WAITING;
+
+	ASSERT_TRUE(r != NULL);
+	r->cfg.nr_cns = 1;
+	start(r, CIDER_UPDATE, 3, 7, 1);
+	r->f.v[0].data[0] = ptr;
+	complete(r);
+	r->f.v[0].old = 0;
+	complete(r);
+	ASSERT_EQ(0U, r->f.timers);
+	ASSERT_EQ(0U, r->f.sends);
+	ASSERT_EQ(CIDER_V_CAS, r->f.v[1].op);
+	ASSERT_EQ(ptr, r->f.v[1].arg0);
+	free(r);
+}
+
 /* With no way to reach the other CNs, a writer waits the whole lease. */
 TEST(a_writer_that_cannot_broadcast_waits_the_lease_out)
 {
