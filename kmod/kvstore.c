@@ -49,6 +49,15 @@ static void cider_kvs_cfg(struct cider_cfg *cfg, const struct cider_mn_sb *sb)
 	cfg->escalate = 2;		/* failed CASes before an UPDATE queues */
 	/* GETs of a key on a shard share one lookup (core/readcomb.c). */
 	cfg->read_comb = true;
+	/*
+	 * The CN cache (core/cache.h): this module takes no leases yet, but
+	 * a store with the feature may have other CNs that do, and its
+	 * writers must wait theirs out: a lease plus the margin, since its
+	 * fabric has no broadcast to ask them.
+	 */
+	cfg->cache = false;
+	cfg->cache_lease_ns = sb->cache_lease_ns;
+	cfg->cache_margin_ns = sb->cache_margin_ns;
 	cfg->lock_qlen = sb->lock_qlen;	/* the lock table as formatted */
 	cfg->lock_rec = sb->lock_rec;
 }

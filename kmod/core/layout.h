@@ -37,7 +37,15 @@
  * file) knows it is the same store.
  */
 #define CIDER_SB_F_STORE_ID	0x1U
-#define CIDER_SB_FEATURES	CIDER_SB_F_STORE_ID
+/*
+ * CNs may take read leases on hot keys (core/cache.h): the data pointer
+ * words carry LEASED and WAITING bits, and a writer of a leased word
+ * stops new leases and waits the old ones out, cache_lease_ns plus
+ * cache_margin_ns at most.  Every CN of such a store must do so; a CN
+ * that does not know the bit refuses the store.
+ */
+#define CIDER_SB_F_CACHE	0x2U
+#define CIDER_SB_FEATURES	(CIDER_SB_F_STORE_ID | CIDER_SB_F_CACHE)
 
 /*
  * One CN's entry in the membership table, entry cn_id (member.c in the
@@ -104,7 +112,8 @@ struct cider_mn_sb {
 	u64 member_lease_ns;	/* a heartbeat this still is a dead CN's */
 	u64 store_id;		/* F_STORE_ID: which store this is, never 0 */
 	u64 serves;		/* F_STORE_ID: daemon starts that served it */
-	u64 reserved[2];
+	u64 cache_lease_ns;	/* F_CACHE: a read lease's length */
+	u64 cache_margin_ns;	/* F_CACHE: the CNs' clock drift over one */
 };
 
 /* cider_mn_sb.index and .mode: the lists of vocab.h. */

@@ -43,6 +43,32 @@ const char *cider_store_mode_name(u32 mode)
 	       cider_store_mode_names[mode - 1] : NULL;
 }
 
+/*
+ * The CN cache's lease and margin (F_CACHE): by default 5 ms and 1 ms,
+ * within an eighth of the lock's lease (a holder may wait a lease out);
+ * a margin no longer than the lease.
+ */
+static const char *cider_store_resolve_cache(struct cider_store_params *p)
+{
+	u64 eighth = p->lease_ns / 8, margin = p->cache_margin_ns;
+
+	if (!(p->features & CIDER_SB_F_CACHE))
+		return p->cache_lease_ns || margin ? "cache lease without the cache's feature bit" :
+		       NULL;
+	if (!margin) {
+		margin = cider_min_u64(CIDER_STORE_CACHE_MARGIN_NS, p->lease_ns / 16);
+		if (p->cache_lease_ns)
+			margin = cider_min_u64(margin, p->cache_lease_ns);
+	}
+	if (!p->cache_lease_ns && margin < eighth)
+		p->cache_lease_ns = cider_min_u64(CIDER_STORE_CACHE_LEASE_NS, eighth - margin);
+	p->cache_margin_ns = margin;
+	if (!p->cache_lease_ns || margin > p->cache_lease_ns ||
+	    p->cache_lease_ns + margin > eighth)
+		return "cache lease plus margin at most lease / 8, margin at most the cache lease";
+	return NULL;
+}
+
 /* Defaults filled in, every parameter checked on its own. */
 static const char *cider_store_resolve(struct cider_store_params *p)
 {
@@ -91,7 +117,7 @@ static const char *cider_store_resolve(struct cider_store_params *p)
 		return "store needs features this code does not know";
 	if (!(p->features & CIDER_SB_F_STORE_ID) != !p->store_id)
 		return "a store id goes with its feature bit, and is not 0";
-	return NULL;
+	return cider_store_resolve_cache(p);
 }
 
 /* The index and its locks: sizes of the areas, bucket count. */
@@ -143,6 +169,8 @@ const char *cider_store_format(struct cider_mn_sb *sb, const struct cider_store_
 	sb->lock_qlen = p.lock_qlen;
 	sb->member_lease_ns = p.member_lease_ns;
 	sb->store_id = p.store_id;
+	sb->cache_lease_ns = p.cache_lease_ns;
+	sb->cache_margin_ns = p.cache_margin_ns;
 	sb->member_off = off;
 	sb->member_size = cider_align(CIDER_MN_MAX_CNS * sizeof(struct cider_mn_member), a);
 	off += sb->member_size;
@@ -178,7 +206,8 @@ const char *cider_store_check(const struct cider_mn_sb *sb, u64 region_size)
 		.nr_keys = sb->nr_keys, .lease_ns = sb->lease_ns, .grace_ns = sb->grace_ns,
 		.index = sb->index, .mode = sb->mode, .lock_qlen = sb->lock_qlen,
 		.member_lease_ns = sb->member_lease_ns, .features = sb->flags,
-		.store_id = sb->store_id,
+		.store_id = sb->store_id, .cache_lease_ns = sb->cache_lease_ns,
+		.cache_margin_ns = sb->cache_margin_ns,
 	};
 	struct cider_mn_sb want, got;
 	const char *why;
@@ -193,7 +222,7 @@ const char *cider_store_check(const struct cider_mn_sb *sb, u64 region_size)
 		return "superblock and connection disagree on the region size";
 	/* A zero here would pick a default and hide a corrupt superblock. */
 	if (!p.chunk_size || !p.nr_keys || !p.lease_ns || !p.grace_ns || !p.lock_qlen ||
-	    !p.member_lease_ns)
+	    !p.member_lease_ns || (sb->flags & CIDER_SB_F_CACHE && !p.cache_lease_ns))
 		return "superblock lacks a store parameter";
 	why = cider_store_format(&want, &p);
 	if (why)

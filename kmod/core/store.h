@@ -27,6 +27,8 @@ struct cider_store_params {
 	u64 member_lease_ns;	/* 0: CIDER_STORE_MEMBER_LEASE_NS */
 	u32 features;		/* CIDER_SB_FEATURES bits */
 	u64 store_id;		/* with CIDER_SB_F_STORE_ID: not 0 */
+	u64 cache_lease_ns;	/* with CIDER_SB_F_CACHE: 0: the default */
+	u64 cache_margin_ns;	/* with CIDER_SB_F_CACHE: 0: the default */
 };
 
 #define CIDER_STORE_MAX_REGION	(16ULL << 40)	/* hash slots address 16 TiB */
@@ -63,6 +65,16 @@ struct cider_store_params {
 #define CIDER_STORE_MEMBER_LEASE_NS	2000000000ULL
 #define CIDER_STORE_MIN_MEMBER_LEASE_NS	1000000000ULL	/* 4 watchdog ticks */
 #define CIDER_STORE_MAX_MEMBER_LEASE_NS	600000000000ULL	/* 10 min */
+
+/*
+ * The CN cache's read leases (core/cache.h): 5 ms, with 1 ms for the
+ * clocks' drift (NTP-synchronized hosts on one network stay within a few
+ * hundred microseconds; PTP within one).  A lock holder may wait a lease
+ * out, and the others reset a lock held its lease: lease plus margin is
+ * at most an eighth of the lock's lease.
+ */
+#define CIDER_STORE_CACHE_LEASE_NS	5000000ULL
+#define CIDER_STORE_CACHE_MARGIN_NS	1000000ULL
 
 /*
  * Lay out a store into @sb (not written anywhere yet).  Returns NULL, or

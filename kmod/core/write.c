@@ -170,7 +170,6 @@ static enum cider_step cider_write_revoked(struct cider_client *c)
 	return cider_write_lease_wait(c);
 }
 
-
 /*
  * Under a lock, leases must not stretch the hold past what the others'
  * lease on the lock allows (they reset a lock held a lease): after a

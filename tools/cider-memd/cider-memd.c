@@ -154,7 +154,7 @@ static void usage(FILE *f)
 "               [--status-file PATH] [--size SIZE] [--index hash|array]\n"
 "               [--keys N] [--mode osync|caslock|mcs|cider] [--lease-ms MS]\n"
 "               [--grace-us US] [--lock-queue N] [--member-lease-ms MS]\n"
-"               [--chunk SIZE]\n"
+"               [--cache-lease-us US [--clock-margin-us US]] [--chunk SIZE]\n"
 "               [--hugepages auto|always|never]\n"
 "               [--verbose]\n"
 "    cider-memd --dry-run [--size SIZE] [store options]\n"
@@ -228,6 +228,13 @@ static void usage(FILE *f)
 "                             membership table may stand still before its\n"
 "                             id may be taken over (1000..600000, default\n"
 "                             2000)\n"
+"        --cache-lease-us US  let compute nodes cache hot keys under read\n"
+"                             leases of US (5000 suits --lease-ms 50);\n"
+"                             without it, no cache\n"
+"        --clock-margin-us US how far the compute nodes' clocks may drift\n"
+"                             apart over a lease (default 1000, at most\n"
+"                             the lease); lease plus margin at most an\n"
+"                             eighth of --lease-ms\n"
 "    -c, --chunk SIZE         allocation chunk of the data area (default 1M\n"
 "                             for hash, which must hold a 128 KiB block;\n"
 "                             64K for array)\n"
@@ -320,6 +327,8 @@ static const char *store_differs(const struct cider_mn_sb *old, const struct cid
 	DIFF(grace_ns, "--grace-us", "%llu", US);
 	DIFF(lock_qlen, "--lock-queue", "%llu", AS_IS);
 	DIFF(member_lease_ns, "--member-lease-ms", "%llu", MS);
+	DIFF(cache_lease_ns, "--cache-lease-us", "%llu", US);
+	DIFF(cache_margin_ns, "--clock-margin-us", "%llu", US);
 	DIFF(chunk_size, "--chunk", "%llu", AS_IS);
 #undef DIFF
 #undef AS_IS
@@ -873,6 +882,21 @@ static int parse_store_arg(int c, const char *arg)
 		}
 		fprintf(stderr, "cider-memd: bad --member-lease-ms '%s'\n", arg);
 		return 2;
+	case 'C':
+		if (parse_count(arg, CIDER_STORE_MAX_LEASE_NS / 8000, &v)) {
+			p->cache_lease_ns = v * 1000;
+			p->features |= CIDER_SB_F_CACHE;
+			return 0;
+		}
+		fprintf(stderr, "cider-memd: bad --cache-lease-us '%s'\n", arg);
+		return 2;
+	case 'D':
+		if (parse_count(arg, CIDER_STORE_MAX_LEASE_NS / 8000, &v)) {
+			p->cache_margin_ns = v * 1000;
+			return 0;
+		}
+		fprintf(stderr, "cider-memd: bad --clock-margin-us '%s'\n", arg);
+		return 2;
 	case 'c':
 		if (parse_size(arg, &v) && v) {
 			p->chunk_size = v;
@@ -892,6 +916,9 @@ static void print_format(FILE *f)
 		" ms, grace %" PRIu64 " us\n", cider_store_index_name(sb.index),
 		cider_store_mode_name(sb.mode), (uint64_t)sb.nr_keys,
 		(uint64_t)sb.lease_ns / 1000000, (uint64_t)sb.grace_ns / 1000);
+	if (sb.flags & CIDER_SB_F_CACHE)
+		fprintf(f, "cache: read leases of %" PRIu64 " us, clocks within %" PRIu64 " us\n",
+			(uint64_t)sb.cache_lease_ns / 1000, (uint64_t)sb.cache_margin_ns / 1000);
 	fprintf(f, "region: %" PRIu64 " bytes, layout version %u\n",
 		(uint64_t)sb.region_size, sb.layout_version);
 	fprintf(f, "  members at %#10" PRIx64 ", %" PRIu64 " bytes (%d compute nodes, "
@@ -964,6 +991,8 @@ static int parse_args(int argc, char **argv)
 		{ "grace-us", required_argument, NULL, 'G' },
 		{ "lock-queue", required_argument, NULL, 'Q' },
 		{ "member-lease-ms", required_argument, NULL, 'M' },
+		{ "cache-lease-us", required_argument, NULL, 'C' },
+		{ "clock-margin-us", required_argument, NULL, 'D' },
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "hugepages", required_argument, NULL, 'H' },
 		{ "dry-run", no_argument, NULL, 'n' },
@@ -1031,6 +1060,10 @@ static int parse_args(int argc, char **argv)
 		fprintf(stderr, "cider-memd: %s\n", optind != argc ?
 			"unexpected argument" : "--listen ADDR:PORT is required");
 		usage(stderr);
+		return 2;
+	}
+	if (opt.store.cache_margin_ns && !(opt.store.features & CIDER_SB_F_CACHE)) {
+		fprintf(stderr, "cider-memd: --clock-margin-us goes with --cache-lease-us\n");
 		return 2;
 	}
 	if (opt.key_file && load_key())

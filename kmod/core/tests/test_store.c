@@ -149,6 +149,47 @@ TEST(bad_parameters_are_refused_with_a_reason)
 	ASSERT_EQ(NULL, cider_store_format(&sb, &ok));
 }
 
+/*
+ * The CN cache's feature: its lease and margin recorded, defaults within
+ * an eighth of the lock's lease, and checked on attach like the rest.
+ */
+TEST(the_cache_feature_records_its_lease_within_the_locks)
+{
+	struct cider_store_params p = {
+		.region_size = 16ULL << 20, .index = CIDER_SB_INDEX_ARRAY,
+		.mode = CIDER_SB_MODE_CIDER, .features = CIDER_SB_F_CACHE,
+	};
+	struct cider_mn_sb sb;
+
+	ASSERT_EQ(NULL, cider_store_format(&sb, &p));
+	ASSERT_EQ(CIDER_SB_F_CACHE, sb.flags);
+	ASSERT_EQ(CIDER_STORE_CACHE_LEASE_NS, sb.cache_lease_ns);
+	ASSERT_EQ(CIDER_STORE_CACHE_MARGIN_NS, sb.cache_margin_ns);
+	ASSERT_EQ(NULL, cider_store_check(&sb, sb.region_size));
+	p.lease_ns = 1000000;			/* the shortest lock lease: 125 us for both */
+	p.grace_ns = 500000;
+	ASSERT_EQ(NULL, cider_store_format(&sb, &p));
+	ASSERT_EQ(62500ULL, sb.cache_margin_ns);
+	ASSERT_EQ(62500ULL, sb.cache_lease_ns);
+	p.lease_ns = 0;
+	p.grace_ns = 0;
+	p.cache_lease_ns = 6000000;		/* 6 + 1 ms > 50 / 8 */
+	ASSERT_NE(NULL, cider_store_format(&sb, &p));
+	p.cache_lease_ns = 100000;
+	p.cache_margin_ns = 200000;		/* more drift than lease */
+	ASSERT_NE(NULL, cider_store_format(&sb, &p));
+	p.features = 0;				/* a lease without the bit */
+	p.cache_margin_ns = 0;
+	ASSERT_NE(NULL, cider_store_format(&sb, &p));
+	p.features = CIDER_SB_F_CACHE;
+	ASSERT_EQ(NULL, cider_store_format(&sb, &p));
+	sb.cache_lease_ns = 0;			/* a superblock that lost it */
+	ASSERT_NE(NULL, cider_store_check(&sb, sb.region_size));
+	ASSERT_EQ(NULL, cider_store_format(&sb, &p));
+	sb.flags = 0;				/* fields without the bit */
+	ASSERT_NE(NULL, cider_store_check(&sb, sb.region_size));
+}
+
 TEST(attach_refuses_what_it_would_not_lay_out_the_same)
 {
 	struct cider_store_params p = {
@@ -190,7 +231,7 @@ TEST(attach_refuses_what_it_would_not_lay_out_the_same)
 	CORRUPT(lock_rec, 16);
 	CORRUPT(grace_ns, sb.lease_ns);
 	CORRUPT(max_value_len, 1 << 20);
-	CORRUPT(reserved[1], 1);
+	CORRUPT(cache_margin_ns, 1);		/* a cache field without its bit */
 	CORRUPT(member_lease_ns, 0);
 	CORRUPT(member_lease_ns, CIDER_STORE_MAX_MEMBER_LEASE_NS + 1);
 	CORRUPT(flags, 1);			/* a feature this code does not know */
