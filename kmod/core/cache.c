@@ -12,9 +12,10 @@
  *
  * Reuse of a block (slab.h) cannot fool an entry: the kept block was
  * linked when its leased word was read at `checked`; unlinking it takes
- * a writer who waited out the lease first, and reusing it a grace period
- * more.  So a READ posted within lease + grace / 2 of `checked` that
- * returns the same word names the same block.
+ * a writer who had this CN's answer to its INVAL (which dropped the
+ * entry) or waited out the lease, and reusing it a grace period more.
+ * So a READ posted within lease + grace / 2 of `checked` that returns
+ * the same word, to an entry still kept, names the same block.
  */
 #include "verbs.h"
 
