@@ -35,6 +35,12 @@
 #define CIDER_KVS_MIN_SLOTS	4
 #define CIDER_KVS_RING		1024	/* freed blocks waiting out the grace period, per class */
 /*
+ * The CN cache per shard: 1,024 entries of at most 256 bytes of key and
+ * value (larger ones are not kept): 328 KiB a shard on the hash index.
+ */
+#define CIDER_KVS_CACHE		1024
+#define CIDER_KVS_CACHE_ROOM	256
+/*
  * A slot's batch buffer: the core's verbs copy at most one coordinator's
  * lock record and, for the others, their own words (cider_kvs_verbs_fit()
  * checks every batch against it).
@@ -141,6 +147,8 @@ struct cider_shard {
 	struct cider_kslot slots[CIDER_KVS_SLOTS];
 	struct cider_lwc lwc[CIDER_KVS_SLOTS];
 	struct cider_slab_ent *ring;	/* CIDER_KVS_RING per size class */
+	struct cider_cache_ent *cache_ent;	/* the CN cache's, or NULL (core/cache.h) */
+	u8 *cache_room;
 	struct cider_cn cn;
 };
 

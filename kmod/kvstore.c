@@ -16,6 +16,7 @@
 #include "fault.h"
 #include "kvshard.h"
 #include "mn.h"
+#include "params.h"
 
 /* ---- the store's configuration, from the superblock ---- */
 
@@ -50,14 +51,16 @@ static void cider_kvs_cfg(struct cider_cfg *cfg, const struct cider_mn_sb *sb)
 	/* GETs of a key on a shard share one lookup (core/readcomb.c). */
 	cfg->read_comb = true;
 	/*
-	 * The CN cache (core/cache.h): this module takes no leases yet, but
-	 * a store with the feature may have other CNs that do, and its
-	 * writers must wait theirs out: a lease plus the margin, since its
-	 * fabric has no broadcast to ask them.
+	 * The CN cache (core/cache.h), where the store allows it and the
+	 * module parameter asks for it.  Either way a store with the feature
+	 * may have other CNs that lease, and this one's writers wait theirs
+	 * out: a lease plus the margin, its fabric having no broadcast yet.
 	 */
-	cfg->cache = false;
+	cfg->cache = sb->flags & CIDER_SB_F_CACHE && READ_ONCE(cider_cache);
 	cfg->cache_lease_ns = sb->cache_lease_ns;
 	cfg->cache_margin_ns = sb->cache_margin_ns;
+	cfg->cache_hot = 2;
+	cfg->cache_stable_ns = 1000000;	/* a key stable for 1 ms */
 	cfg->lock_qlen = sb->lock_qlen;	/* the lock table as formatted */
 	cfg->lock_rec = sb->lock_rec;
 }
@@ -141,6 +144,11 @@ static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *s
 		cst->resets += sh->clients[i].st.resets;
 		cst->self_grants += sh->clients[i].st.self_grants;
 		cst->read_combined += sh->clients[i].st.read_combined;
+		cst->cache_hits += sh->clients[i].st.cache_hits;
+		cst->cache_refreshes += sh->clients[i].st.cache_refreshes;
+		cst->cache_misses += sh->clients[i].st.cache_misses;
+		cst->lease_revokes += sh->clients[i].st.lease_revokes;
+		cst->lease_waits += sh->clients[i].st.lease_waits;
 	}
 	t->msgs_dropped += sh->cn.msgs_dropped;
 	spin_unlock_bh(&sh->lock);
@@ -198,8 +206,11 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 		   t->updates, cst.cas_fail, t->pessimistic, t->combined, t->installers);
 	seq_printf(m, " coordinated=%llu corrupt_blocks=%llu expired=%llu revived=%llu",
 		   cst.coords, cst.corrupt, t->expired, t->revived);
-	seq_printf(m, " lock_resets=%llu self_grants=%llu msgs_dropped=%llu read_combined=%llu\n",
+	seq_printf(m, " lock_resets=%llu self_grants=%llu msgs_dropped=%llu read_combined=%llu",
 		   cst.resets, cst.self_grants, t->msgs_dropped, cst.read_combined);
+	seq_printf(m, " cache_hits=%llu cache_refreshes=%llu cache_misses=%llu lease_revokes=%llu lease_waits=%llu\n",
+		   cst.cache_hits, cst.cache_refreshes, cst.cache_misses, cst.lease_revokes,
+		   cst.lease_waits);
 	cider_kvs_peer_show(m, &kvs->sink.stats);
 	kfree(t);
 }
@@ -326,6 +337,20 @@ static int cider_shard_map(struct cider_shard *sh)
 	return 0;
 }
 
+/* The shard's CN cache, if the store runs one; freed with the shard. */
+static int cider_shard_cache(struct cider_shard *sh)
+{
+	if (!sh->kvs->cfg.cache)
+		return 0;
+	sh->cache_ent = kvcalloc(CIDER_KVS_CACHE, sizeof(*sh->cache_ent), GFP_KERNEL);
+	sh->cache_room = kvcalloc(CIDER_KVS_CACHE, CIDER_KVS_CACHE_ROOM, GFP_KERNEL);
+	if (!sh->cache_ent || !sh->cache_room)
+		return -ENOMEM;
+	cider_cache_init(&sh->cn.cache, sh->cache_ent, sh->cache_room, CIDER_KVS_CACHE,
+			 CIDER_KVS_CACHE_ROOM);
+	return 0;
+}
+
 static int cider_shard_init(struct cider_kvs *kvs, struct cider_shard *sh, unsigned int i)
 {
 	u32 classes = kvs->cfg.index == CIDER_INDEX_HASH ? CIDER_NR_CLASSES : 1;
@@ -363,6 +388,9 @@ static int cider_shard_init(struct cider_kvs *kvs, struct cider_shard *sh, unsig
 	/* Each shard is a CN of its own to the protocol: ids 16 per CN. */
 	cider_cn_init(&sh->cn, mn->cn_id * CIDER_KVS_MAX_SHARDS + i, &kvs->cfg, &sh->fab,
 		      sh->clients, sh->lwc, CIDER_KVS_SLOTS, sh->ring, CIDER_KVS_RING);
+	ret = cider_shard_cache(sh);
+	if (ret)
+		return ret;
 	/* After the init, which clears the clients. */
 	for (s = 0; s < CIDER_KVS_SLOTS; s++) {
 		sh->clients[s].buf = sh->slots[s].blk;
@@ -544,6 +572,8 @@ static void cider_shard_free(struct cider_shard *sh)
 		kfree(sh->slots[s].blk);
 	}
 	kvfree(sh->ring);
+	kvfree(sh->cache_ent);
+	kvfree(sh->cache_room);
 	kvfree(sh);
 }
 

@@ -78,6 +78,15 @@ static const struct kernel_param_ops cider_t0_ops = {
 	.get = param_get_uint,
 };
 
+/*
+ * The CN cache (core/cache.h) on stores that allow it: off until the
+ * peer links carry its invalidations (until then a write of a key leased
+ * here waits the lease out on every compute node).
+ */
+bool cider_cache;
+module_param_named(cache, cider_cache, bool, 0644);
+MODULE_PARM_DESC(cache, "Cache hot keys under read leases on stores formatted with the cache (cider-memd --cache-lease-us), for attaches after the change (default off)");
+
 module_param_cb(op_timeout_ms, &cider_op_timeout_ops, &cider_op_timeout_ms, 0644);
 MODULE_PARM_DESC(op_timeout_ms, "An operation outstanding this long declares its memory node lost, 100..600000 (default 10000)");
 module_param_cb(keepalive_ms, &cider_op_timeout_ops, &cider_keepalive_ms, 0644);

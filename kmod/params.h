@@ -25,5 +25,6 @@ extern unsigned int cider_sq_depth;
 extern unsigned int cider_credit_interval_us;
 extern unsigned int cider_credit_stable;
 extern unsigned int cider_backoff_t0_ns;
+extern bool cider_cache;			/* writable: for attaches after */
 
 #endif

@@ -1247,4 +1247,52 @@ TEST_F(kv, a_put_of_a_leased_key_waits_the_lease_out_and_advances_the_version)
 	ASSERT_EQ(2U, v);
 }
 
+/*
+ * The CN cache in this module (parameter "cache", for attaches after it
+ * is set): a second attach of the store, as compute node 4, caches a hot
+ * key and answers its GETs with almost no MN verb; a PUT of the key by
+ * the first attach (compute node 3, no cache) finds it leased, waits the
+ * lease out (no broadcast yet) and installs; the cached node then reads
+ * the new value, never the old one.
+ */
+TEST_F_TIMEOUT(kv, a_cached_key_is_read_without_verbs_and_a_write_elsewhere_waits_its_lease, 120)
+{
+	const char *param = "/sys/module/cider/parameters/cache";
+	unsigned int s = self->at.mn_id, c, i, n = 500;
+	uint64_t k = 11, v, t0, took, deadline;
+	struct cider_attach at;
+	long long v0, verbs;
+
+	NEED_MN();
+	ASSERT_EQ(0, write_file(param, "1"));
+	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 4, 0, &at));
+	ASSERT_EQ(0, write_file(param, "0"));
+	c = at.mn_id;
+	ASSERT_EQ(0, put8(self->fd, s, k, 100));
+	/* Warm: the key is leased once stable for 1 ms, read at least once a lease. */
+	deadline = ns_now() + 5000000000ULL;
+	while (kv_counter(c, "cache_hits") <= 0 && ns_now() < deadline) {
+		ASSERT_EQ(0, get8(self->fd, c, k, &v));
+		ASSERT_EQ(100U, v);
+	}
+	ASSERT_LT(0, kv_counter(c, "cache_hits")) TH_LOG("the key was never cached");
+	v0 = kv_verbs(c);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, get8(self->fd, c, k, &v));
+		ASSERT_EQ(100U, v);
+	}
+	verbs = kv_verbs(c) - v0;
+	TH_LOG("%u GETs of a cached key: %lld MN verbs (%.3f a GET), %lld answered from the cache",
+	       n, verbs, (double)verbs / n, kv_counter(c, "cache_hits"));
+	EXPECT_LT(verbs * 4, (long long)n);		/* under 0.25 a GET, against 2 */
+	t0 = ns_now();
+	ASSERT_EQ(0, put8(self->fd, s, k, 101));
+	took = ns_now() - t0;
+	EXPECT_GE(took, 5000000ULL) TH_LOG("the write did not wait for the lease");
+	EXPECT_LT(0, kv_counter(s, "lease_waits"));
+	ASSERT_EQ(0, get8(self->fd, c, k, &v));
+	EXPECT_EQ(101U, v);
+	ASSERT_EQ(0, cider_detach(self->fd, c));
+}
+
 TEST_HARNESS_MAIN
