@@ -122,14 +122,14 @@ bool cider_cache_serve(struct cider_client *c)
 	return true;
 }
 
-/* Does the word c just read (c->ptr at c->t0, at @paddr) name @e's block? */
+/* Does word @w, which c just read at @paddr (at c->t0), name @e's block? */
 static bool cider_cache_same(const struct cider_client *c, const struct cider_cache_ent *e,
-			     u64 paddr)
+			     u64 paddr, u64 w)
 {
 	const struct cider_cfg *cfg = cider_cfg_of(c);
 
-	return e->kept && e->paddr == paddr && e->word == c->ptr &&
-	       cider_w_leased(c, c->ptr) && !cider_w_waiting(c, c->ptr) &&
+	return e->kept && e->paddr == paddr && e->word == w &&
+	       cider_w_leased(c, w) && !cider_w_waiting(c, w) &&
 	       c->t0 > c->cn->cache.inval_t &&
 	       c->t0 - e->checked < cfg->cache_lease_ns + cfg->grace_ns / 2;
 }
@@ -137,18 +137,11 @@ static bool cider_cache_same(const struct cider_client *c, const struct cider_ca
 bool cider_cache_knows_slot(struct cider_client *c, u64 paddr, u64 w)
 {
 	struct cider_cache_ent *e;
-	u64 ptr = c->ptr;
-	bool known;
 
 	if (!cider_cache_on(c) || c->op != CIDER_SEARCH)
 		return false;
 	e = cider_cache_find(c, false);
-	if (!e)
-		return false;
-	c->ptr = w;
-	known = cider_cache_same(c, e, paddr);
-	c->ptr = ptr;
-	return known;
+	return e && cider_cache_same(c, e, paddr, w);
 }
 
 bool cider_cache_refresh(struct cider_client *c)
@@ -158,7 +151,7 @@ bool cider_cache_refresh(struct cider_client *c)
 	if (!cider_cache_on(c))
 		return false;
 	e = cider_cache_find(c, false);
-	if (!e || !cider_cache_same(c, e, c->paddr))
+	if (!e || !cider_cache_same(c, e, c->paddr, c->ptr))
 		return false;
 	e->checked = c->t0;
 	e->until = c->t0 + cider_cfg_of(c)->cache_lease_ns;
