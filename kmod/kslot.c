@@ -301,7 +301,7 @@ static int cider_kvs_pick(struct cider_kvs *kvs, struct cider_kv_req *r,
 
 	if (copy_from_user(head, r->ukey, n))
 		return -EFAULT;
-	*shp = kvs->shards[jhash(head, n, r->key_len) % kvs->nr_shards];
+	*shp = kvs->shards[cider_kvs_pick_hash(head, r->key_len) % kvs->nr_shards];
 	return 0;
 }
 

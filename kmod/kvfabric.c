@@ -190,6 +190,39 @@ static void cider_kvs_send(void *fab, struct cider_cn *from, u32 to_cn,
 	sh->mail[(sh->mail_head + sh->mail_len++) % CIDER_KVS_MAIL] = *m;
 }
 
+/*
+ * A writer's INVAL (core/cache.h) to every other compute node with a
+ * live claim in the membership table, as the heartbeat last read it: the
+ * number sent, each of which answers once, or ~0 when the view is too
+ * old to know who may hold a right (the writer waits the lease out).
+ * A compute node missing from a fresh view claimed its entry after that
+ * view's READ, so its first right comes from a READ at least
+ * CIDER_KVS_CACHE_HOLD_NS after it: after this writer's WAITING bit.  A
+ * message lost, or a node dead or unreachable, costs the lease.
+ */
+static u32 cider_kvs_broadcast(void *fab, struct cider_cn *from, const struct cider_msg *m)
+{
+	struct cider_shard *sh = fab;
+	struct cider_mn *mn = sh->kvs->mn;
+	unsigned long live[BITS_TO_LONGS(CIDER_MN_MAX_CNS)];
+	const struct cider_client *c;
+	struct cider_msg inval = *m;
+	unsigned int cn;
+	int n;
+
+	if (WARN_ON_ONCE(m->from_slot >= CIDER_KVS_SLOTS))
+		return ~0U;
+	n = cider_member_view(mn, live, CIDER_KVS_CACHE_HOLD_NS / 2 - sh->kvs->cfg.cache_margin_ns);
+	if (n < 0)
+		return ~0U;
+	/* Each node serves the key on the shard its bytes choose there. */
+	c = &sh->clients[m->from_slot];
+	inval.count = cider_kvs_pick_hash(c->kbytes, c->klen);
+	for_each_set_bit(cn, live, CIDER_MN_MAX_CNS)
+		cider_peer_send(&sh->kvs->sink, cn * CIDER_PEER_SHARDS, &inval);
+	return n;
+}
+
 static void cider_kvs_timer(void *fab, struct cider_client *c, u64 delay_ns, u32 token)
 {
 	struct cider_kslot *ks = cider_kslot_of(fab, c);
@@ -232,6 +265,7 @@ static u32 cider_kvs_rand(void *fab)
 const struct cider_fabric_ops cider_kvs_fabric_ops = {
 	.post = cider_kvs_post,
 	.send = cider_kvs_send,
+	.broadcast = cider_kvs_broadcast,
 	.timer = cider_kvs_timer,
 	.wake = cider_kvs_wake,
 	.done = cider_kvs_done,
@@ -252,6 +286,9 @@ static int cider_kvs_deliver(struct cider_peer_sink *sink, unsigned int shard,
 	struct cider_shard *sh;
 	int ret = 0;
 
+	/* An INVAL names a node, not a shard: the key's, here. */
+	if (m->type == CIDER_MSG_INVAL)
+		shard = m->count % kvs->nr_shards;
 	if (shard >= kvs->nr_shards)
 		return -ENOENT;
 	sh = kvs->shards[shard];

@@ -10,6 +10,7 @@
 #define _CIDER_KVSHARD_H
 
 #include <linux/hrtimer.h>
+#include <linux/jhash.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -60,6 +61,14 @@
  */
 #define CIDER_KVS_INBOX		(2 * CIDER_KVS_SLOTS)
 #define CIDER_KVS_PICK_BYTES	64	/* of a key, hashed to choose its shard */
+/*
+ * A store's new compute node takes no right in its CN cache for this
+ * long, and a writer broadcasts its INVALs only to the nodes of a
+ * membership view younger than half of it (the heartbeat reads one
+ * every quarter second): every node a writer does not ask joined after
+ * its view, so it cannot have read the word before the WAITING bit.
+ */
+#define CIDER_KVS_CACHE_HOLD_NS	(2 * NSEC_PER_SEC)
 /*
  * Value buffers (a slot's, a request's GET buffer) of a store whose
  * values are at most this long are allocated whole with the store; the
@@ -114,6 +123,8 @@ struct cider_kvs_stats {
 	u64 expired;			/* operations ended by their bound */
 	u64 revived;			/* dead clients given back to the shard */
 	u64 msgs_dropped;		/* summed only: the core's, for queue nodes gone */
+	u64 cache_evictions;		/* summed only: the CN cache's (core/cache.h) */
+	u64 cache_invals;		/* summed only: INVALs the CN cache received */
 };
 
 struct cider_shard {
@@ -198,6 +209,12 @@ extern const char *const cider_kslot_state_names[CIDER_KSLOT_NR_STATES];
 void cider_kslot_set_state(struct cider_kslot *ks, enum cider_kslot_state s);
 void cider_kslot_init(struct cider_kslot *ks, struct cider_shard *sh);
 void cider_kslot_start(struct cider_shard *sh, struct cider_kslot *ks, u8 op);
+/* The hash of a key's first bytes and length that chooses its shard on every node. */
+static inline u32 cider_kvs_pick_hash(const void *head, u32 key_len)
+{
+	return jhash(head, min_t(u32, key_len, CIDER_KVS_PICK_BYTES), key_len);
+}
+
 void cider_kslot_wake(struct cider_shard *sh, struct cider_kslot *ks);
 void cider_kslot_done(struct cider_shard *sh, struct cider_kslot *ks);
 void cider_kslot_abort(struct cider_shard *sh, struct cider_kslot *ks);

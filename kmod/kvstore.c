@@ -53,8 +53,8 @@ static void cider_kvs_cfg(struct cider_cfg *cfg, const struct cider_mn_sb *sb)
 	/*
 	 * The CN cache (core/cache.h), where the store allows it and the
 	 * module parameter asks for it.  Either way a store with the feature
-	 * may have other CNs that lease, and this one's writers wait theirs
-	 * out: a lease plus the margin, its fabric having no broadcast yet.
+	 * may have other CNs that lease, and this one's writers end theirs
+	 * (kvfabric.c: INVALs to every live node, or the lease waited out).
 	 */
 	cfg->cache = sb->flags & CIDER_SB_F_CACHE && READ_ONCE(cider_cache);
 	cfg->cache_lease_ns = sb->cache_lease_ns;
@@ -149,15 +149,20 @@ static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *s
 		cst->cache_misses += sh->clients[i].st.cache_misses;
 		cst->lease_revokes += sh->clients[i].st.lease_revokes;
 		cst->lease_waits += sh->clients[i].st.lease_waits;
+		cst->lease_expired += sh->clients[i].st.lease_expired;
 	}
 	t->msgs_dropped += sh->cn.msgs_dropped;
+	t->cache_evictions += sh->cn.cache.evictions;
+	t->cache_invals += sh->cn.cache.invals;
 	spin_unlock_bh(&sh->lock);
 }
 
 /* debugfs mnN: the "peer" line, messages to and from other compute nodes. */
 static void cider_kvs_peer_show(struct seq_file *m, struct cider_peer_stats *ps)
 {
-	static const char *const types[] = { "handover", "exec", "exec_done", "result" };
+	static const char *const types[] = {
+		"handover", "exec", "exec_done", "result", "inval", "inval_ack"
+	};
 	unsigned int i;
 
 	BUILD_BUG_ON(ARRAY_SIZE(types) != ARRAY_SIZE(ps->sent));
@@ -208,9 +213,11 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
 		   cst.coords, cst.corrupt, t->expired, t->revived);
 	seq_printf(m, " lock_resets=%llu self_grants=%llu msgs_dropped=%llu read_combined=%llu",
 		   cst.resets, cst.self_grants, t->msgs_dropped, cst.read_combined);
-	seq_printf(m, " cache_hits=%llu cache_refreshes=%llu cache_misses=%llu lease_revokes=%llu lease_waits=%llu\n",
-		   cst.cache_hits, cst.cache_refreshes, cst.cache_misses, cst.lease_revokes,
-		   cst.lease_waits);
+	seq_printf(m, " cache_hits=%llu cache_refreshes=%llu cache_misses=%llu cache_evictions=%llu cache_invals=%llu",
+		   cst.cache_hits, cst.cache_refreshes, cst.cache_misses, t->cache_evictions,
+		   t->cache_invals);
+	seq_printf(m, " lease_revokes=%llu lease_waits=%llu lease_expired=%llu\n",
+		   cst.lease_revokes, cst.lease_waits, cst.lease_expired);
 	cider_kvs_peer_show(m, &kvs->sink.stats);
 	kfree(t);
 }
@@ -348,6 +355,8 @@ static int cider_shard_cache(struct cider_shard *sh)
 		return -ENOMEM;
 	cider_cache_init(&sh->cn.cache, sh->cache_ent, sh->cache_room, CIDER_KVS_CACHE,
 			 CIDER_KVS_CACHE_ROOM);
+	/* The claim is taken: writers' views have this node within the hold. */
+	cider_cache_hold(&sh->cn, ktime_get_ns() + CIDER_KVS_CACHE_HOLD_NS);
 	return 0;
 }
 

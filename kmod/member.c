@@ -32,6 +32,8 @@
 #include "peerlink.h"
 
 #define CIDER_CLAIM_TRIES	4	/* CAS races lost before giving up */
+/* Bytes of the membership table each heartbeat reads. */
+#define CIDER_MEMBER_TABLE	(CIDER_MN_MAX_CNS * sizeof(struct cider_mn_member))
 
 /*
  * Incarnations this kernel held and tore down without releasing them (the
@@ -229,7 +231,7 @@ int cider_member_claim(struct cider_mn *mn)
 	u64 claim, hb, was;
 	int tries, ret;
 
-	mn->member.hb = cider_batch_alloc(2, 16, GFP_KERNEL);
+	mn->member.hb = cider_batch_alloc(2, 8 + CIDER_MEMBER_TABLE, GFP_KERNEL);
 	if (!mn->member.hb)
 		return -ENOMEM;
 	cider_batch_put(mn->member.hb);		/* the node's reference alone */
@@ -286,13 +288,38 @@ int cider_member_rejoin(struct cider_mn *mn)
 	return -ESTALE;
 }
 
+/* The heartbeat's READ of the table at @buf: who else lives, as of mn->member.hb_t. */
+static void cider_member_view_update(struct cider_mn *mn, const u8 *buf)
+{
+	const size_t sz = sizeof(struct cider_mn_member);
+	struct cider_member *me = &mn->member;
+	unsigned int i, w;
+
+	for (w = 0; w < ARRAY_SIZE(me->view); w++) {
+		unsigned long word = 0;
+
+		for (i = 0; i < BITS_PER_LONG && w * BITS_PER_LONG + i < CIDER_MN_MAX_CNS; i++) {
+			u32 cn = w * BITS_PER_LONG + i;
+			u64 claim = le64_to_cpup((const __le64 *)(buf + cn * sz));
+
+			if (claim & CIDER_CLAIM_LIVE && cn != mn->cn_id)
+				word |= 1UL << i;
+		}
+		WRITE_ONCE(me->view[w], word);
+	}
+	/* Pairs with cider_member_view(): the bits before the time. */
+	smp_store_release(&me->view_t, me->hb_t);
+}
+
 static void cider_member_beat_done(struct cider_batch *b)
 {
 	struct cider_mn *mn = b->priv;
-	u64 claim = cider_batch_u64(b, 1);
+	const void *ours = b->buf + 8 + mn->cn_id * sizeof(struct cider_mn_member);
+	u64 claim = le64_to_cpup(ours);
 
 	if (!b->status && claim == mn->member.claim) {
 		atomic64_inc(&mn->member.beats);
+		cider_member_view_update(mn, b->buf + 8);
 	} else if (!b->status && READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE) {
 		pr_err("mn%u: cn %u was taken over (claim %#llx, ours %#llx): this node stops\n",
 		       mn->id, mn->cn_id, claim, mn->member.claim);
@@ -303,8 +330,9 @@ static void cider_member_beat_done(struct cider_batch *b)
 }
 
 /*
- * The watchdog's tick: move the heartbeat and read the claim back, one
- * batch at a time, with the node's own batch (nothing is allocated).
+ * The watchdog's tick: move the heartbeat and read the table back (our
+ * claim, and who else may hold rights in the CN cache), one batch at a
+ * time, with the node's own batch (nothing is allocated).
  */
 void cider_member_beat(struct cider_mn *mn)
 {
@@ -315,12 +343,26 @@ void cider_member_beat(struct cider_mn *mn)
 		return;
 	cider_batch_rearm(b, 2);
 	cider_batch_faa(b, 0, off + offsetof(struct cider_mn_member, heartbeat), 1, 0);
-	cider_batch_read(b, 1, off + offsetof(struct cider_mn_member, claim), 8, 8);
+	cider_batch_read(b, 1, mn->sb.member_off, CIDER_MEMBER_TABLE, 8);
 	b->heartbeat = true;
 	b->priv = mn;
 	b->complete = cider_member_beat_done;
+	mn->member.hb_t = ktime_get_ns();
 	cider_mn_submit(mn, &mn->chans[0], b);
 	cider_batch_put(b);
+}
+
+int cider_member_view(struct cider_mn *mn, unsigned long *live, u64 max_age_ns)
+{
+	/* Pairs with cider_member_view_update(): the time, then its bits. */
+	u64 t = smp_load_acquire(&mn->member.view_t);
+	unsigned int w;
+
+	if (!t || ktime_get_ns() - t > max_age_ns)
+		return -ESTALE;
+	for (w = 0; w < ARRAY_SIZE(mn->member.view); w++)
+		live[w] = READ_ONCE(mn->member.view[w]);
+	return bitmap_weight(live, CIDER_MN_MAX_CNS);
 }
 
 /*

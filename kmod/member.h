@@ -7,7 +7,10 @@
 #define _CIDER_MEMBER_H
 
 #include <linux/atomic.h>
+#include <linux/bitmap.h>
 #include <linux/types.h>
+
+#include "core/layout.h"
 
 struct cider_batch;
 struct cider_mn;
@@ -19,6 +22,15 @@ struct cider_member {
 	atomic_t hb_busy;		/* a heartbeat is out */
 	atomic64_t beats;		/* heartbeats that came back ours */
 	u64 waited_ms;			/* the claim waited out a dead holder */
+	u64 hb_t;			/* when the heartbeat out was posted */
+	/*
+	 * The table as the last heartbeat read it: the other compute nodes
+	 * with a live claim, and when that READ was posted (0: none yet).
+	 * Updated in place, view_t last: a reader that loads view_t first
+	 * sees every CN live at that time (and maybe newer ones).
+	 */
+	unsigned long view[BITS_TO_LONGS(CIDER_MN_MAX_CNS)];
+	u64 view_t;
 };
 
 struct cider_mn_member;
@@ -28,6 +40,11 @@ int cider_member_claim(struct cider_mn *mn);
 int cider_member_lookup(struct cider_mn *mn, u32 cn_id, struct cider_mn_member *e);
 int cider_member_rejoin(struct cider_mn *mn);
 void cider_member_beat(struct cider_mn *mn);
+/*
+ * The other live compute nodes into @live, as of a READ posted no more
+ * than @max_age_ns ago: their number, or -ESTALE (no such view).
+ */
+int cider_member_view(struct cider_mn *mn, unsigned long *live, u64 max_age_ns);
 void cider_member_release(struct cider_mn *mn);
 void cider_member_free(struct cider_mn *mn);
 

@@ -133,7 +133,7 @@ int cider_peer_decode(const struct cider_peer_sink *to, const struct cider_peer_
 
 	if (len != sizeof(*w) || le16_to_cpu(w->magic) != CIDER_PEER_MAGIC ||
 	    w->version != CIDER_PEER_VERSION || le16_to_cpu(w->len) != sizeof(*w) ||
-	    w->type > CIDER_MSG_RESULT || w->result >= CIDER_RES_NR || w->reserved)
+	    w->type >= CIDER_MSG_NR || w->result >= CIDER_RES_NR || w->reserved)
 		return -EBADMSG;
 	to_cn = le32_to_cpu(w->to_cn);
 	if (to_cn / CIDER_PEER_SHARDS != to->cn_id)
@@ -182,7 +182,7 @@ void cider_peer_send(struct cider_peer_sink *from, u32 to_cn, const struct cider
 	struct cider_peer_wire w;
 	struct cider_peer_sink *to;
 
-	if (m->type <= CIDER_MSG_RESULT)
+	if (m->type < CIDER_MSG_NR)
 		atomic64_inc(&from->stats.sent[m->type]);
 	rcu_read_lock();
 	to = READ_ONCE(cider_peer_local) ? cider_peer_find(from, to_cn / CIDER_PEER_SHARDS) :

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Messages between compute nodes of one store: the lock queue's
- * handovers and global write combining's EXEC, EXEC_DONE and RESULT
- * (core/proto.h), in a wire format of their own (peer.c).
+ * handovers, global write combining's EXEC, EXEC_DONE and RESULT, and
+ * the CN cache's INVAL and INVAL_ACK (core/proto.h), in a wire format of
+ * their own (peer.c).
  */
 #ifndef _CIDER_PEER_H
 #define _CIDER_PEER_H
@@ -74,7 +75,7 @@ struct cider_peer_hello {
 
 /* Why messages were not delivered, and what was: counted per store. */
 struct cider_peer_stats {
-	atomic64_t sent[CIDER_MSG_RESULT + 1];	/* to another compute node, by type */
+	atomic64_t sent[CIDER_MSG_NR];		/* to another compute node, by type */
 	atomic64_t received;		/* from another compute node, delivered */
 	atomic64_t local;		/* of those sent, through this kernel's shortcut */
 	atomic64_t unreachable;		/* no live peer with that id to send to */

@@ -267,7 +267,8 @@ void cider_cache_inval(struct cider_cn *cn, u64 key, u64 now)
 	struct cider_cache_ent *b;
 	u32 i;
 
-	cc->inval_t = now;
+	if (now > cc->inval_t)
+		cc->inval_t = now;
 	cc->invals++;
 	if (!cc->nr)
 		return;
@@ -280,4 +281,10 @@ void cider_cache_inval(struct cider_cn *cn, u64 key, u64 now)
 		b[i].kept = false;
 		b[i].seen = 0;
 	}
+}
+
+void cider_cache_hold(struct cider_cn *cn, u64 until)
+{
+	if (until > cn->cache.inval_t)
+		cn->cache.inval_t = until;
 }

@@ -87,6 +87,11 @@ void cider_cache_marked(struct cider_client *c, bool ok, bool fresh, u64 t);
  * before the WAITING bit was set).
  */
 void cider_cache_inval(struct cider_cn *cn, u64 key, u64 now);
+/*
+ * No right from a READ posted before @until: a CN new to the store waits
+ * until every writer can know it (the fabric's broadcast, cider.ko).
+ */
+void cider_cache_hold(struct cider_cn *cn, u64 until);
 /* Bytes a cache of @nr entries of @ent_bytes takes (its memory bound). */
 u64 cider_cache_bytes(u32 nr, u32 ent_bytes);
 

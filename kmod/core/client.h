@@ -37,7 +37,8 @@ struct cider_client_stats {
 	u64 cache_fills;	/* rights taken on a value kept */
 	u64 cache_marks;	/* leases started: the LEASED bit CASed in */
 	u64 lease_revokes;	/* writes that CASed the WAITING bit in */
-	u64 lease_waits;	/* writes that waited out a lease */
+	u64 lease_waits;	/* writes that waited for a lease to end */
+	u64 lease_expired;	/* of those, ended by the clock, not by answers */
 };
 
 struct cider_client {

@@ -50,6 +50,7 @@ enum cider_msg_type {
 	CIDER_MSG_RESULT,	/* coordinator -> participant: the batch's result */
 	CIDER_MSG_INVAL,	/* writer -> every CN: drop your rights on a key (cache.h) */
 	CIDER_MSG_INVAL_ACK,	/* and the CN's answer: none here any more */
+	CIDER_MSG_NR
 };
 
 /*
@@ -64,7 +65,11 @@ struct cider_msg {
 	u32 ticket;		/* the addressee's ticket */
 	u64 laddr;		/* the lock */
 	u32 from_cn, from_slot, from_ticket;
-	u32 count;		/* EXEC: tickets the batch releases; RESULT: its size */
+	/*
+	 * EXEC: tickets the batch releases; RESULT: its size; INVAL: the
+	 * fabric's own (cider.ko: which of a CN's shards serves the key)
+	 */
+	u32 count;
 	u64 ptr;		/* the data pointer as the sender left it */
 	u32 writer;		/* the operation whose value was installed */
 };

@@ -88,8 +88,11 @@ static enum cider_step cider_write_leased(struct cider_client *c)
 	struct cider_write *w = &c->sub.write;
 	u64 now = cider_now(c);
 
-	if (now < w->lease_end && !cider_write_all_acked(c))
-		return cider_sleep(c, w->lease_end - now);
+	if (!cider_write_all_acked(c)) {
+		if (now < w->lease_end)
+			return cider_sleep(c, w->lease_end - now);
+		c->st.lease_expired++;
+	}
 	w->waited = c->ptr;
 	w->state = CIDER_WRITE_CHECK;
 	return CIDER_STEP_NEXT;

@@ -866,12 +866,6 @@ static void hammer3(struct __test_metadata *_metadata, int fd, unsigned int stor
 }
 
 /* The store's MN verbs so far, every kind (debugfs "kv" line). */
-static long long kv_verbs(unsigned int mn)
-{
-	return kv_counter(mn, "verbs_read") + kv_counter(mn, "verbs_write") +
-	       kv_counter(mn, "verbs_cas") + kv_counter(mn, "verbs_faa");
-}
-
 #define RC_THREADS	4
 #define RC_DEPTH	8
 #define RC_ROUNDS	25
@@ -1199,100 +1193,6 @@ TEST_F_TIMEOUT(kv, updates_queued_behind_another_cn_coordinate, 300)
 	}
 	for (i = 1; i < CNS; i++)
 		EXPECT_EQ(0, cider_detach(self->fd, at[i].mn_id));
-}
-
-static uint64_t raw_word(int fd, unsigned int mn, uint64_t at)
-{
-	struct cider_raw_op op;
-	uint64_t w = ~0ULL;
-
-	op = op_rw(CIDER_RAW_READ, at, &w, sizeof(w));
-	return cider_raw(fd, mn, &op, 1) ? ~0ULL : w;
-}
-
-/*
- * A key whose data pointer carries a read lease (CASed in raw here, as a
- * compute node with the cache does): a PUT stops the lease, waits it out
- * (this module cannot ask other nodes yet, so a lease and the margin),
- * and installs with the version advanced and neither lease bit; the
- * value reads back.  In each mode: every writer path honours leases.
- */
-TEST_F(kv, a_put_of_a_leased_key_waits_the_lease_out_and_advances_the_version)
-{
-	unsigned int s = self->at.mn_id;
-	const uint64_t leased = 1ULL << 51, waiting = 1ULL << 50, k = 9;
-	struct cider_mn_sb sb;
-	struct cider_raw_op op;
-	uint64_t w, w2, v, t0, took;
-
-	NEED_MN();
-	op = op_rw(CIDER_RAW_READ, 0, &sb, sizeof(sb));
-	ASSERT_EQ(0, cider_raw(self->fd, s, &op, 1));
-	ASSERT_TRUE(sb.flags & CIDER_SB_F_CACHE);
-	ASSERT_EQ(5000000ULL, sb.cache_lease_ns);
-	ASSERT_EQ(0, put8(self->fd, s, k, 1));
-	w = raw_word(self->fd, s, sb.index_off + 8 * k);
-	ASSERT_EQ(0ULL, w & (leased | waiting));
-	op = op_cas(sb.index_off + 8 * k, w, w | leased);
-	ASSERT_EQ(0, cider_raw(self->fd, s, &op, 1));
-	ASSERT_EQ(w, op.old);
-	t0 = ns_now();
-	ASSERT_EQ(0, put8(self->fd, s, k, 2));
-	took = ns_now() - t0;
-	ASSERT_GE(took, sb.cache_lease_ns + sb.cache_margin_ns);
-	w2 = raw_word(self->fd, s, sb.index_off + 8 * k);
-	ASSERT_EQ(0ULL, w2 & (leased | waiting)) TH_LOG("word %#llx", (unsigned long long)w2);
-	ASSERT_EQ(((w >> 52) + 1) & 0xfff, w2 >> 52);
-	ASSERT_EQ(0, get8(self->fd, s, k, &v));
-	ASSERT_EQ(2U, v);
-}
-
-/*
- * The CN cache in this module (parameter "cache", for attaches after it
- * is set): a second attach of the store, as compute node 4, caches a hot
- * key and answers its GETs with almost no MN verb; a PUT of the key by
- * the first attach (compute node 3, no cache) finds it leased, waits the
- * lease out (no broadcast yet) and installs; the cached node then reads
- * the new value, never the old one.
- */
-TEST_F_TIMEOUT(kv, a_cached_key_is_read_without_verbs_and_a_write_elsewhere_waits_its_lease, 120)
-{
-	const char *param = "/sys/module/cider/parameters/cache";
-	unsigned int s = self->at.mn_id, c, i, n = 500;
-	uint64_t k = 11, v, t0, took, deadline;
-	struct cider_attach at;
-	long long v0, verbs;
-
-	NEED_MN();
-	ASSERT_EQ(0, write_file(param, "1"));
-	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 4, 0, &at));
-	ASSERT_EQ(0, write_file(param, "0"));
-	c = at.mn_id;
-	ASSERT_EQ(0, put8(self->fd, s, k, 100));
-	/* Warm: the key is leased once stable for 1 ms, read at least once a lease. */
-	deadline = ns_now() + 5000000000ULL;
-	while (kv_counter(c, "cache_hits") <= 0 && ns_now() < deadline) {
-		ASSERT_EQ(0, get8(self->fd, c, k, &v));
-		ASSERT_EQ(100U, v);
-	}
-	ASSERT_LT(0, kv_counter(c, "cache_hits")) TH_LOG("the key was never cached");
-	v0 = kv_verbs(c);
-	for (i = 0; i < n; i++) {
-		ASSERT_EQ(0, get8(self->fd, c, k, &v));
-		ASSERT_EQ(100U, v);
-	}
-	verbs = kv_verbs(c) - v0;
-	TH_LOG("%u GETs of a cached key: %lld MN verbs (%.3f a GET), %lld answered from the cache",
-	       n, verbs, (double)verbs / n, kv_counter(c, "cache_hits"));
-	EXPECT_LT(verbs * 4, (long long)n);		/* under 0.25 a GET, against 2 */
-	t0 = ns_now();
-	ASSERT_EQ(0, put8(self->fd, s, k, 101));
-	took = ns_now() - t0;
-	EXPECT_GE(took, 5000000ULL) TH_LOG("the write did not wait for the lease");
-	EXPECT_LT(0, kv_counter(s, "lease_waits"));
-	ASSERT_EQ(0, get8(self->fd, c, k, &v));
-	EXPECT_EQ(101U, v);
-	ASSERT_EQ(0, cider_detach(self->fd, c));
 }
 
 TEST_HARNESS_MAIN

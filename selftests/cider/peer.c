@@ -155,7 +155,7 @@ TEST_F(peer, malformed_misaddressed_and_stale_messages_are_dropped_and_counted)
 	bad[0].magic = 0x5043;			/* byte-swapped */
 	bad[1].version = 2;
 	bad[2].len = sizeof(w) + 8;
-	bad[3].type = CIDER_MSG_RESULT + 1;
+	bad[3].type = CIDER_MSG_NR;
 	bad[4].result = CIDER_RES_NR;
 	bad[5].reserved = 1;
 	bad[6].to_cn = 9 * SHARDS;		/* another compute node's */

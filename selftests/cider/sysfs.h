@@ -106,6 +106,13 @@ static inline long long kv_counter(unsigned int mn_id, const char *name)
 	return -1;
 }
 
+/* MN verbs the store's data path posted (node @mn_id), or a negative sum. */
+static inline long long kv_verbs(unsigned int mn_id)
+{
+	return kv_counter(mn_id, "verbs_read") + kv_counter(mn_id, "verbs_write") +
+	       kv_counter(mn_id, "verbs_cas") + kv_counter(mn_id, "verbs_faa");
+}
+
 /* rmmod cider without waiting: 0, or -errno (EWOULDBLOCK while in use). */
 static inline int module_unload(void)
 {

@@ -604,7 +604,7 @@ struct report {
 	u64 done, updates, pess, combined, installers, cas_fail, read_retries, nospc, fenced;
 	u64 self_grants, ring_full, read_combined;
 	u64 cache_hits, cache_refreshes, cache_misses, cache_fills, cache_marks;
-	u64 lease_revokes, lease_waits, cache_evictions;
+	u64 lease_revokes, lease_waits, lease_expired, cache_evictions;
 };
 
 static void summarize(struct sim *s, struct report *r)
@@ -649,6 +649,7 @@ static void summarize(struct sim *s, struct report *r)
 		r->cache_marks += s->clients[i].st.cache_marks;
 		r->lease_revokes += s->clients[i].st.lease_revokes;
 		r->lease_waits += s->clients[i].st.lease_waits;
+		r->lease_expired += s->clients[i].st.lease_expired;
 	}
 	for (i = 0; i < s->nr_cns; i++)
 		r->cache_evictions += s->cns[i].cache.evictions;
@@ -706,7 +707,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		snprintf(zipf, sizeof(zipf), "%.2f", s->theta);
 	if (json) {
 		/* Present when on: reports of runs without it stay as they were. */
-		char rc[64] = "", cache[512] = "";
+		char rc[64] = "", cache[640] = "";
 
 		if (s->cfg.read_comb)
 			snprintf(rc, sizeof(rc), "\"read_comb\":true,\"read_combined\":%llu,",
@@ -716,13 +717,15 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 				 "\"cache\":\"on\",\"cache_lease_us\":%.1f,\"cache_entries\":%u,"
 				 "\"cache_bytes_per_cn\":%llu,\"cache_hits\":%llu,\"cache_refreshes\":%llu,"
 				 "\"cache_misses\":%llu,\"cache_fills\":%llu,\"cache_marks\":%llu,"
-				 "\"lease_revokes\":%llu,\"lease_waits\":%llu,\"cache_evictions\":%llu,",
+				 "\"lease_revokes\":%llu,\"lease_waits\":%llu,\"lease_expired\":%llu,"
+				 "\"cache_evictions\":%llu,",
 				 s->cfg.cache_lease_ns / 1e3, s->cache_entries,
 				 (unsigned long long)cider_cache_bytes(s->cache_entries, s->cache_ent_bytes),
 				 (unsigned long long)r->cache_hits, (unsigned long long)r->cache_refreshes,
 				 (unsigned long long)r->cache_misses, (unsigned long long)r->cache_fills,
 				 (unsigned long long)r->cache_marks, (unsigned long long)r->lease_revokes,
-				 (unsigned long long)r->lease_waits, (unsigned long long)r->cache_evictions);
+				 (unsigned long long)r->lease_waits, (unsigned long long)r->lease_expired,
+				 (unsigned long long)r->cache_evictions);
 		else if (s->ideal_cache)
 			snprintf(cache, sizeof(cache), "\"cache\":\"%s\",\"ideal_hits\":%llu,",
 				 s->ideal_coherent ? "coherent" : "ideal", (unsigned long long)s->ideal_hits);
@@ -787,13 +790,14 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		printf("  read combining: %llu SEARCHes answered by another's lookup\n",
 		       (unsigned long long)r->read_combined);
 	if (s->cfg.cache)
-		printf("  cache (%.0f us leases, %u entries, %llu bytes per CN): %llu SEARCHes answered under a right, %llu after READing the pointer only, %llu READ the block; %llu rights taken, %llu leases started, %llu entries evicted; writes: %llu stopped a lease, %llu waited one out\n",
+		printf("  cache (%.0f us leases, %u entries, %llu bytes per CN): %llu SEARCHes answered under a right, %llu after READing the pointer only, %llu READ the block; %llu rights taken, %llu leases started, %llu entries evicted; writes: %llu stopped a lease, %llu waited for one to end (%llu until it expired)\n",
 		       s->cfg.cache_lease_ns / 1e3, s->cache_entries,
 		       (unsigned long long)cider_cache_bytes(s->cache_entries, s->cache_ent_bytes),
 		       (unsigned long long)r->cache_hits, (unsigned long long)r->cache_refreshes,
 		       (unsigned long long)r->cache_misses, (unsigned long long)r->cache_fills,
 		       (unsigned long long)r->cache_marks, (unsigned long long)r->cache_evictions,
-		       (unsigned long long)r->lease_revokes, (unsigned long long)r->lease_waits);
+		       (unsigned long long)r->lease_revokes, (unsigned long long)r->lease_waits,
+		       (unsigned long long)r->lease_expired);
 	if (s->ideal_cache)
 		printf("  %s cache: %llu SEARCHes of a key their CN had read%s answered at no cost\n",
 		       s->ideal_coherent ? "coherent ideal" : "ideal", (unsigned long long)s->ideal_hits,

@@ -503,6 +503,9 @@ static int stats_one(unsigned int id, bool *first)
 		} else if (!strncmp(line, "kv ", 3)) {
 			printf(",\"kv\":");
 			stats_line_json(line);
+		} else if (!strncmp(line, "peer ", 5)) {
+			printf(",\"peer\":");
+			stats_line_json(line);
 		}
 	}
 	fclose(f);

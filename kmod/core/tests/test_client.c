@@ -1154,6 +1154,31 @@ TEST(an_inval_drops_the_right_and_the_reads_already_out)
 }
 
 /*
+ * A CN new to a store takes no right until its hold ends (the writers'
+ * membership views know it by then), and an INVAL meanwhile does not
+ * shorten the hold.
+ */
+TEST(a_held_cn_takes_no_right_until_its_hold_ends)
+{
+	struct rig *r = cache_rig(CIDER_MODE_CIDER);
+	u64 ptr = cider_word(2, DATA_OFF) | CIDER_WORD_LEASED;
+	struct cider_msg inval = { .type = CIDER_MSG_INVAL, .ptr = 9, .from_cn = 1 };
+
+	ASSERT_TRUE(r != NULL);
+	cider_cache_hold(&r->cn, r->f.now + 1000);
+	cider_cn_on_msg(&r->cn, &inval);		/* another key's, now */
+	search_reads(r, ptr, 77, 1);
+	ASSERT_EQ(0U, r->c.st.cache_fills);
+	r->f.now += 1000;
+	search_reads(r, ptr, 77, 2);			/* posted at the hold's end */
+	ASSERT_EQ(0U, r->c.st.cache_fills);
+	r->f.now++;
+	search_reads(r, ptr, 77, 3);
+	ASSERT_EQ(1U, r->c.st.cache_fills);
+	free(r);
+}
+
+/*
  * A holder of the key's lock whose write keeps meeting new leases (other
  * writers win after each wait, readers lease their words again) gives up
  * after a quarter of the lock's lease: it releases the lock and starts
