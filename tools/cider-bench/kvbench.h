@@ -71,6 +71,8 @@ struct kv_thread {
 struct kv_counters {
 	bool have;
 	unsigned long long ops, verbs[4], updates, cas_fail, pessimistic, combined, installers;
+	/* The CN cache (Documentation/protocol.rst): GETs by how they were answered, lease waits. */
+	unsigned long long gets, cache_hits, cache_refreshes, lease_waits, lease_expired;
 	/* Sums over samples of the module's slots: running, and of those with verbs out. */
 	unsigned long long samples, running, verbs_out;
 };

@@ -193,6 +193,16 @@ void kv_read_counters(unsigned int mn, struct kv_counters *c)
 				c->combined = v;
 			else if (!strcmp(tok, "installers"))
 				c->installers = v;
+			else if (!strcmp(tok, "cache_hits"))
+				c->cache_hits = v;
+			else if (!strcmp(tok, "cache_refreshes"))
+				c->cache_refreshes = v;
+			else if (!strcmp(tok, "lease_waits"))
+				c->lease_waits = v;
+			else if (!strcmp(tok, "lease_expired"))
+				c->lease_expired = v;
+			if (!strncmp(tok, "get_", 4))
+				c->gets += v;
 		}
 	}
 	fclose(f);
@@ -362,6 +372,10 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 		       d->combined / u, d->installers ?
 		       (double)(d->combined + d->installers) / d->installers : 0,
 		       d->pessimistic / u, d->ops);
+	if (d->have)
+		printf(",\"cache\":{\"gets\":%llu,\"hits\":%llu,\"refreshes\":%llu,"
+		       "\"lease_waits\":%llu,\"lease_expired\":%llu}",
+		       d->gets, d->cache_hits, d->cache_refreshes, d->lease_waits, d->lease_expired);
 	if (d->samples)
 		printf(",\"module_in_flight\":{\"running\":%.3f,\"verbs_out\":%.3f,\"samples\":%llu}",
 		       (double)d->running / d->samples, (double)d->verbs_out / d->samples,
@@ -407,6 +421,9 @@ static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *
 	       d->cas_fail / u, d->combined / u,
 	       d->installers ? (double)(d->combined + d->installers) / d->installers : 0,
 	       d->pessimistic / u);
+	if (d->cache_hits || d->cache_refreshes || d->lease_waits)
+		printf("  CN cache: of %llu GETs %llu answered without a verb, %llu after one READ; %llu writes waited for leases to end, %llu until they expired\n",
+		       d->gets, d->cache_hits, d->cache_refreshes, d->lease_waits, d->lease_expired);
 	if (d->samples)
 		printf("  in the module (%llu samples): %.2f operations running, %.2f with verbs out\n",
 		       d->samples, (double)d->running / d->samples,
@@ -434,6 +451,11 @@ void kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
 	d.pessimistic = c1->pessimistic - c0->pessimistic;
 	d.combined = c1->combined - c0->combined;
 	d.installers = c1->installers - c0->installers;
+	d.gets = c1->gets - c0->gets;
+	d.cache_hits = c1->cache_hits - c0->cache_hits;
+	d.cache_refreshes = c1->cache_refreshes - c0->cache_refreshes;
+	d.lease_waits = c1->lease_waits - c0->lease_waits;
+	d.lease_expired = c1->lease_expired - c0->lease_expired;
 	d.samples = c1->samples;
 	d.running = c1->running;
 	d.verbs_out = c1->verbs_out;
