@@ -422,6 +422,12 @@ static int cider_kslot_fill(struct cider_kslot *ks, struct cider_kv_req *r, bool
 		return ret;
 	if (copy_from_user(ks->key, r->ukey, r->key_len))
 		return -EFAULT;
+	/*
+	 * The caller changed the key between the two copies: it would run on
+	 * a shard other nodes' INVALs for it do not reach (kvfabric.c).
+	 */
+	if (cider_kvs_pick_hash(ks->key, r->key_len) % ks->sh->kvs->nr_shards != ks->sh->index)
+		return -EINVAL;
 	if (r->op != CIDER_KV_GET && r->val_len &&
 	    copy_from_user(ks->val, r->uval, r->val_len))
 		return -EFAULT;

@@ -206,13 +206,17 @@ static u32 cider_kvs_broadcast(void *fab, struct cider_cn *from, const struct ci
 	struct cider_mn *mn = sh->kvs->mn;
 	unsigned long live[BITS_TO_LONGS(CIDER_MN_MAX_CNS)];
 	const struct cider_client *c;
+	u64 margin = sh->kvs->cfg.cache_margin_ns;
 	struct cider_msg inval = *m;
 	unsigned int cn;
 	int n;
 
 	if (WARN_ON_ONCE(m->from_slot >= CIDER_KVS_SLOTS))
 		return ~0U;
-	n = cider_member_view(mn, live, CIDER_KVS_CACHE_HOLD_NS / 2 - sh->kvs->cfg.cache_margin_ns);
+	/* A margin of half the hold or more: no view is young enough. */
+	if (margin >= CIDER_KVS_CACHE_HOLD_NS / 2)
+		return ~0U;
+	n = cider_member_view(mn, live, CIDER_KVS_CACHE_HOLD_NS / 2 - margin);
 	if (n < 0)
 		return ~0U;
 	/* Each node serves the key on the shard its bytes choose there. */

@@ -564,6 +564,22 @@ static void cider_kvs_unmap_shards(struct cider_kvs *kvs)
 		cider_shard_unmap(kvs->shards[i]);
 }
 
+/*
+ * The node leaves the membership table next: its CN caches stop (a
+ * writer whose view no longer has this node neither asks nor waits).
+ */
+static void cider_kvs_leave(struct cider_mn *mn)
+{
+	struct cider_kvs *kvs = cider_kvs_of(mn);
+	unsigned int i;
+
+	for (i = 0; kvs && i < kvs->nr_shards && kvs->shards[i]; i++) {
+		spin_lock_bh(&kvs->shards[i]->lock);
+		kvs->shards[i]->cn.cache.nr = 0;
+		spin_unlock_bh(&kvs->shards[i]->lock);
+	}
+}
+
 static void cider_kvs_unmap(struct cider_mn *mn)
 {
 	cider_kvs_unmap_shards(cider_kvs_of(mn));	/* whole or none */
@@ -616,6 +632,7 @@ const struct cider_mn_client cider_kvs_client = {
 	.kill = cider_kvs_kill,
 	.quiesce = cider_kvs_quiesce,
 	.resume = cider_kvs_resume,
+	.leave = cider_kvs_leave,
 	.stop = cider_kvs_unmap,
 	.release = cider_kvs_free,
 };

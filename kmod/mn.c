@@ -400,6 +400,8 @@ static void cider_mn_teardown(struct cider_mn *mn, int reason)
 	/* The first channel last: it carries the membership's release. */
 	for (i = mn->nr_chans; i-- > 1; )
 		cider_channel_destroy(&mn->chans[i]);
+	if (cider_mn_client)
+		cider_mn_client->leave(mn);
 	cider_member_release(mn);
 	cider_channel_destroy(&mn->chans[0]);
 	/* No channel connects again: the key goes (a second teardown finds none). */

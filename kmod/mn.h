@@ -128,6 +128,11 @@ struct cider_mn_client {
 	void (*quiesce)(struct cider_mn *mn, int reason);
 	/* Reconnected, and still the same node and member: carry on. */
 	void (*resume)(struct cider_mn *mn);
+	/*
+	 * Teardown, before the node gives its membership back: answer
+	 * nothing from memory any more (writers stop asking it then).
+	 */
+	void (*leave)(struct cider_mn *mn);
 	/* Teardown, channels destroyed, before the device may go. */
 	void (*stop)(struct cider_mn *mn);
 	/* The node's last reference is gone: free what ->add made.  Any context. */

@@ -10,7 +10,7 @@
  * later when one does not.  In every mode: each writer path honours
  * leases.  Two attaches of the store in this kernel are two compute
  * nodes; with peer_local off their messages cross RDMA links as between
- * kernels.  Leases of 50 ms (the lock's lease is 2 s): a key is hot when
+ * kernels.  Leases of 50 ms (the lock's, 500 ms): a key is hot when
  * read at least once a lease, which the debug kernel under emulation
  * does not manage with 5 ms.
  */
@@ -67,7 +67,7 @@ FIXTURE_VARIANT_ADD(cache, osync) { .mode = "osync" };
 FIXTURE_SETUP(cache)
 {
 	const char *store[] = { "--index", "array", "--keys", "256", "--mode", variant->mode,
-				"--cache-lease-us", "50000", NULL };
+				"--lease-ms", "500", "--cache-lease-us", "50000", NULL };
 	struct cider_raw_op op;
 
 	self->fd = cider_open();
@@ -226,8 +226,9 @@ TEST_F_TIMEOUT(cache, a_put_waits_the_lease_out_for_a_node_that_does_not_answer,
  * its cache; node 3 PUTs the key; node 4 then reads the new value, never
  * the old one.  Node 3's INVAL reaches node 4, which answers, so the PUT
  * does not wait its lease out: first within this kernel, then (peer_local
- * off) over RDMA links, as between kernels (the first INVALs there may
- * find no link yet and wait the lease; the last round must not).
+ * off) over RDMA links, as between kernels (the INVALs and answers before
+ * both links are made wait the lease; once they are, the last round of
+ * ten must not).
  */
 static void rounds(struct __test_metadata *_metadata, FIXTURE_DATA(cache) *self,
 		   unsigned int c, unsigned int n, uint64_t *val)
@@ -277,6 +278,12 @@ TEST_F_TIMEOUT(cache, a_cached_key_is_read_without_verbs_and_a_write_elsewhere_i
 	EXPECT_LE(5, kv_counter(c, "sent_inval_ack")) TH_LOG("node 4 did not answer");
 	remote = kv_counter(s, "remote");
 	ASSERT_EQ(0, sysfs_write(PARAM_DIR "peer_local", "0"));
+	/* Links are made on the first message each way: wait for both (bounded). */
+	for (i = 0; i < 200 && (kv_counter(s, "links_made") < 1 || kv_counter(c, "links_made") < 1);
+	     i++)
+		rounds(_metadata, self, c, 1, &val);
+	EXPECT_LE(1, kv_counter(s, "links_made"));
+	EXPECT_LE(1, kv_counter(c, "links_made"));
 	rounds(_metadata, self, c, 10, &val);
 	EXPECT_LE(remote + 5, kv_counter(s, "remote")) TH_LOG("the INVALs did not cross a link");
 	TH_LOG("INVALs sent %lld, answers %lld, leases waited out %lld",
