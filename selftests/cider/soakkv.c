@@ -370,6 +370,8 @@ struct tally {
 	unsigned int killed, detaches, pending, bad, over_bound, timedout, put_refused;
 	uint64_t max_ns;
 	long long handovers;		/* of locks, from one compute node to the other */
+	long long cache_hits;		/* GETs answered from a CN cache (cider mode) */
+	long long lease_waits;		/* writes that waited for read leases to end */
 };
 
 /* Attach compute node @i (cn 7 + @i) to the phase's store. */
@@ -383,7 +385,7 @@ static int attach(int fd, const struct memd *m, unsigned int i)
 	return ret;
 }
 
-/* Detach compute node @i, counting the handovers its store sent. */
+/* Detach compute node @i, counting the handovers its store sent and its cache's work. */
 static void detach(int fd, unsigned int i, struct tally *t)
 {
 	unsigned int store = atomic_exchange(&sh->store[i], 0);
@@ -394,6 +396,12 @@ static void detach(int fd, unsigned int i, struct tally *t)
 	n = kv_counter(store - 1, "sent_handover");
 	if (n > 0)
 		t->handovers += n;
+	n = kv_counter(store - 1, "cache_hits");
+	if (n > 0)
+		t->cache_hits += n;
+	n = kv_counter(store - 1, "lease_waits");
+	if (n > 0)
+		t->lease_waits += n;
 	cider_detach(fd, store - 1);
 }
 
@@ -583,10 +591,11 @@ static int run_phase(unsigned int no, const struct phase *p, double secs, unsign
 	 */
 	ok = !lin && !t.bad && !t.over_bound && !t.put_refused &&
 	     (!t.timedout || !strcmp(p->mode, "caslock") || !strcmp(p->mode, "osync"));
-	printf("%s %u phase %u: %s/%s, %u keys, %u processes, %u CNs: %u operations (%u pending), %u killed, %u detaches, %lld handovers between CNs, longest %.1f ms%s%s%s%s%s\n",
+	printf("%s %u phase %u: %s/%s, %u keys, %u processes, %u CNs: %u operations (%u pending), %u killed, %u detaches, %lld handovers between CNs, %lld GETs from a CN cache, %lld writes waited for leases, longest %.1f ms%s%s%s%s%s\n",
 	       ok ? "ok" : "not ok", no, no, p->mode, p->hash ? "hash" : "array", p->nkeys, nprocs,
 	       CNS, atomic_load(&sh->nrec) > MAX_RECS ? MAX_RECS : atomic_load(&sh->nrec),
-	       t.pending, t.killed, t.detaches, t.handovers, t.max_ns / 1e6, lin_verdict(lin),
+	       t.pending, t.killed, t.detaches, t.handovers, t.cache_hits, t.lease_waits,
+	       t.max_ns / 1e6, lin_verdict(lin),
 	       t.bad ? ", GETs returned bytes nobody wrote" : "",
 	       t.over_bound ? ", operations outlived their bound" : "",
 	       t.put_refused ? ", PUTs ended ENOENT or EEXIST" : "",
