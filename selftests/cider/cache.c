@@ -25,6 +25,7 @@
 #include "root.h"
 #include "kv8.h"
 #include "memd.h"
+#include "modes.h"
 #include "rawops.h"
 #include "../../kmod/core/layout.h"
 #include "sysfs.h"
@@ -39,14 +40,6 @@ static unsigned int test_port(void)
 	return 12500 + getpid() % 500;
 }
 
-static uint64_t ns_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 FIXTURE(cache) {
 	int fd;
 	bool skip;
@@ -55,14 +48,7 @@ FIXTURE(cache) {
 	struct cider_mn_sb sb;
 };
 
-FIXTURE_VARIANT(cache) {
-	const char *mode;
-};
-
-FIXTURE_VARIANT_ADD(cache, cider) { .mode = "cider" };
-FIXTURE_VARIANT_ADD(cache, mcs) { .mode = "mcs" };
-FIXTURE_VARIANT_ADD(cache, caslock) { .mode = "caslock" };
-FIXTURE_VARIANT_ADD(cache, osync) { .mode = "osync" };
+EVERY_MODE(cache);
 
 FIXTURE_SETUP(cache)
 {

@@ -29,6 +29,7 @@
 #include "grow.h"
 #include "kv8.h"
 #include "memd.h"
+#include "modes.h"
 #include "rawops.h"
 #include "../../kmod/core/layout.h"
 #include "sysfs.h"
@@ -47,14 +48,7 @@ FIXTURE(kv) {
 	struct cider_attach at;
 };
 
-FIXTURE_VARIANT(kv) {
-	const char *mode;
-};
-
-FIXTURE_VARIANT_ADD(kv, cider) { .mode = "cider" };
-FIXTURE_VARIANT_ADD(kv, mcs) { .mode = "mcs" };
-FIXTURE_VARIANT_ADD(kv, caslock) { .mode = "caslock" };
-FIXTURE_VARIANT_ADD(kv, osync) { .mode = "osync" };
+EVERY_MODE(kv);
 
 FIXTURE_SETUP(kv)
 {
@@ -433,14 +427,6 @@ struct recorder {
 
 #define REC_KEYS 3
 #define REC_DEPTH 4
-
-static uint64_t ns_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* As tools/cider-bench/kvhist.c: only documented "did not happen" is an error. */
 static const char *rec_result(int ret)

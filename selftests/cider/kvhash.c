@@ -20,6 +20,7 @@
 #include "root.h"
 #include "cider-uring.h"
 #include "memd.h"
+#include "modes.h"
 
 #define MAX_KEY		1024
 #define MAX_VALUE	65536
@@ -514,14 +515,7 @@ FIXTURE(kvhash_modes) {
 	struct node n;
 };
 
-FIXTURE_VARIANT(kvhash_modes) {
-	const char *mode;
-};
-
-FIXTURE_VARIANT_ADD(kvhash_modes, cider) { .mode = "cider" };
-FIXTURE_VARIANT_ADD(kvhash_modes, mcs) { .mode = "mcs" };
-FIXTURE_VARIANT_ADD(kvhash_modes, caslock) { .mode = "caslock" };
-FIXTURE_VARIANT_ADD(kvhash_modes, osync) { .mode = "osync" };
+EVERY_MODE(kvhash_modes);
 
 FIXTURE_SETUP(kvhash_modes)
 {
