@@ -109,6 +109,10 @@ static void usage(FILE *f)
 "  --trace               every client's machine states after each event that\n"
 "                        resumed it, and every qnode a message reached, on\n"
 "                        stderr (with -q too)\n"
+"  --verbs-by-state      after the report, the MN verbs per operation by the\n"
+"                        operation and its machines' states when posted,\n"
+"                        the costliest first (NIC slots: atomics priced\n"
+"                        as --atomic-cost READs)\n"
 "  --json                the report as one JSON object\n"
 "  -q, --quiet           no progress or traces on stderr\n"
 "  -h, --help            this text\n"
@@ -179,6 +183,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "revive", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "trace", no_argument, NULL, 'R' },
+		{ "verbs-by-state", no_argument, NULL, 'Z' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'P' },
@@ -378,6 +383,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		case 'j': *json = true; break;
 		case 'R': s->trace = true; break;
 		case 'q': s->quiet = true; break;
+		case 'Z': s->by_state = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'P': printf("cider-sim %s\n", CIDER_VERSION); exit(0);
 		default: usage(stderr); return 2;
@@ -695,6 +701,37 @@ static double nic_load(const struct sim *s, const struct report *r)
 	return r->mops * per_op / s->p.mn_mops;
 }
 
+/* Slots of entry @e of --verbs-by-state: a READ or WRITE one, an atomic its price. */
+static double state_slots(const struct sim *s, const struct state_verbs *e)
+{
+	return e->n[CIDER_V_READ] + e->n[CIDER_V_WRITE] +
+	       s->p.atomic_cost * (e->n[CIDER_V_CAS] + e->n[CIDER_V_FAA]);
+}
+
+static const struct sim *sv_sim;	/* qsort's context */
+
+static int cmp_state_slots(const void *a, const void *b)
+{
+	double x = state_slots(sv_sim, a), y = state_slots(sv_sim, b);
+
+	return x < y ? 1 : x > y ? -1 : strcmp(((const struct state_verbs *)a)->name,
+						 ((const struct state_verbs *)b)->name);
+}
+
+/* --verbs-by-state: per operation of the run, costliest first. */
+static void print_by_state(struct sim *s, double ops)
+{
+	u32 k;
+
+	sv_sim = s;
+	qsort(s->sv, s->nsv, sizeof(*s->sv), cmp_state_slots);
+	printf("  MN verbs per op by the operation's state when posted (NIC slots, read/write/cas/faa):\n");
+	for (k = 0; k < s->nsv; k++)
+		printf("    %-44s %.4f  (%.4f %.4f %.4f %.4f)\n", s->sv[k].name,
+		       state_slots(s, &s->sv[k]) / ops, s->sv[k].n[0] / ops, s->sv[k].n[1] / ops,
+		       s->sv[k].n[2] / ops, s->sv[k].n[3] / ops);
+}
+
 static void print_report(struct sim *s, const struct report *r, u64 seed, bool json)
 {
 	u64 total = s->verbs[0] + s->verbs[1] + s->verbs[2] + s->verbs[3];
@@ -814,10 +851,13 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	       (unsigned long long)s->stall_events);
 	printf("  violations: %llu%s%s\n", (unsigned long long)s->violations,
 	       s->violations ? ": " : "", s->first_violation);
+	if (s->by_state)
+		print_by_state(s, d);
 }
 
 static void teardown(struct sim *s)
 {
+	free(s->sv);
 	free(s->cns);
 	free(s->clients);
 	free(s->lwc);

@@ -369,12 +369,41 @@ static u64 cn_nic(struct sim *s, u32 cn, u64 t)
 	return *free;
 }
 
+/* --verbs-by-state: count @c's @n verbs under its operation's and machines' states. */
+static void count_by_state(struct sim *s, const struct cider_client *c,
+			   const struct cider_verb *v, unsigned int n)
+{
+	char name[sizeof(s->sv->name)];
+	unsigned int i;
+	u32 k;
+
+	snprintf(name, sizeof(name), "%s %s/%s", cider_op_name(c->op), cider_client_state_name(c),
+		 cider_client_sub_state_name(c));
+	for (k = 0; k < s->nsv && strcmp(s->sv[k].name, name); k++)
+		;
+	if (k == s->nsv) {
+		if (s->nsv == s->capsv) {
+			s->capsv = s->capsv ? 2 * s->capsv : 64;
+			s->sv = realloc(s->sv, s->capsv * sizeof(*s->sv));
+			if (!s->sv)
+				abort();
+		}
+		memset(&s->sv[k], 0, sizeof(s->sv[k]));
+		snprintf(s->sv[k].name, sizeof(s->sv[k].name), "%s", name);
+		s->nsv++;
+	}
+	for (i = 0; i < n; i++)
+		s->sv[k].n[v[i].op]++;
+}
+
 static void fab_post(void *priv, struct cider_client *c, struct cider_verb *v, unsigned int n)
 {
 	struct sim *s = priv;
 	u64 t = s->now + s->p.client_cpu_ps;
 	unsigned int i;
 
+	if (s->by_state)
+		count_by_state(s, c, v, n);
 	s->batch_done[c->id] = 0;
 	s->verbs_out[c->id] = 1;
 	for (i = 0; i < n; i++) {

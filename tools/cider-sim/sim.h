@@ -105,6 +105,13 @@ struct sim {
 	u64 preload_base, region_end;
 	u64 verbs[4];
 	bool jitter;
+	/* --verbs-by-state: verbs posted, by the operation and its machines' states */
+	bool by_state;
+	struct state_verbs {
+		char name[72];		/* "op state/sub-state" */
+		u64 n[4];		/* by CIDER_V_* */
+	} *sv;
+	u32 nsv, capsv;
 
 	/* what happened */
 	struct op_rec *ops;
