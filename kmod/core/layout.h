@@ -93,7 +93,7 @@ struct cider_mn_sb {
 	u64 data_off;		/* KV blocks, handed out in chunks */
 	u64 data_size;
 	u64 alloc_cursor;	/* bytes of the data area claimed, by FAA */
-	u64 probe;		/* scratch word for attach-time atomic probes */
+	u64 probe;		/* unused (the attach probes work on magic) */
 	u64 reader_fence;	/* readers that reclamation must wait for (slab.h) */
 	/* The KV store, as cider-memd formatted it (store.h). */
 	u32 index;		/* CIDER_SB_INDEX_* */

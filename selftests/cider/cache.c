@@ -226,14 +226,24 @@ static void rounds(struct __test_metadata *_metadata, FIXTURE_DATA(cache) *self,
 {
 	unsigned int s = self->at.mn_id, i;
 	const uint64_t k = 11;
-	long long expired = 0;
-	uint64_t v;
+	long long expired = 0, sent, acks, invals;
+	uint64_t v, t0;
 
 	for (i = 0; i < n; i++) {
 		v = get_until_cached(self, c, k, 10000000000ULL);
 		ASSERT_EQ(*val, v) TH_LOG("round %u: not cached, or not the last value", i);
 		expired = kv_counter(s, "lease_expired");
+		sent = kv_counter(s, "sent_inval");
+		acks = kv_counter(c, "sent_inval_ack");
+		invals = kv_counter(c, "cache_invals");
+		t0 = ns_now();
 		ASSERT_EQ(0, put8(self->fd, s, k, ++*val));
+		t0 = ns_now() - t0;
+		if (kv_counter(s, "lease_expired") != expired)
+			TH_LOG("round %u: the PUT took %.1f ms and waited its lease out: %lld INVALs sent, %lld received, %lld answered",
+			       i, t0 / 1e6, kv_counter(s, "sent_inval") - sent,
+			       kv_counter(c, "cache_invals") - invals,
+			       kv_counter(c, "sent_inval_ack") - acks);
 		ASSERT_EQ(0, get8(self->fd, c, k, &v));
 		ASSERT_EQ(*val, v) TH_LOG("round %u: node 4 read a value older than the PUT's", i);
 	}
