@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # cache.sh: the CN cache between two kernels, sourced by two-cns on its
 # cluster (guest 1, both guests' cider.ko loaded, before guest 2 dies).
-# A second store, in cider mode with read leases of 50 ms, attached on
+# A second store, in cider mode with read leases of 200 ms, attached on
 # both guests with the cache on: a key cached on cn 1 and written on cn 2
 # is never read stale by cn 1 (rounds of: cn 1 reads until it answers
 # from its cache, cn 2 writes, cn 1 reads the new value); cn 2's INVALs
@@ -24,8 +24,8 @@ cache_counter() {
 }
 
 memd_start "$LOG/memd-cache.log" --listen "$CIDER_MN_ADDR:$CACHE_PORT" --size 16M \
-	--index array --keys 64 --mode cider --lease-ms 500 --cache-lease-us 50000
-tap $? "cider-memd (cider mode, read leases of 50 ms) listens on guest 1" "$LOG/memd-cache.log"
+	--index array --keys 64 --mode cider --lease-ms 2000 --cache-lease-us 200000
+tap $? "cider-memd (cider mode, read leases of 200 ms) listens on guest 1" "$LOG/memd-cache.log"
 cache_memd=$memd
 memd=$cache_memd_was
 
