@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -106,6 +107,17 @@ int memd_backing_map(struct memd_backing *b, const char *path, uint64_t len, cha
 		snprintf(err, errlen, "%s", strerror(errno));
 		return -1;
 	}
+	/*
+	 * One daemon per file, held until this process ends: a second one
+	 * would store into a region whose words a live one's compute nodes
+	 * change with atomics (Documentation/protocol.rst).
+	 */
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		snprintf(err, errlen, "another process holds it (%s): one cider-memd per backing file",
+			 strerror(errno));
+		close(fd);	/* and leave it: it is that process's */
+		return -1;
+	}
 	if (fstat(fd, &st) || backing_kind(b, fd, &st, len, &have, err, errlen))
 		goto fail;
 	/* A hugetlbfs file is mapped in whole huge pages (its block size). */
@@ -136,7 +148,7 @@ int memd_backing_map(struct memd_backing *b, const char *path, uint64_t len, cha
 	/* A device holds what it held: no superblock magic means nothing. */
 	if (S_ISCHR(st.st_mode))
 		b->fresh = *(const uint64_t *)b->map == 0;
-	close(fd);
+	b->fd = fd;		/* its lock lasts as long as the daemon */
 	return 0;
 fail:
 	close(fd);

@@ -17,6 +17,7 @@ struct memd_backing {
 	uint64_t len;		/* bytes mapped: at least what was asked */
 	bool fresh;		/* nothing was in it: the caller formats */
 	bool huge;		/* hugetlbfs */
+	int fd;			/* open, and locked (flock) for this daemon alone */
 };
 
 /*
