@@ -289,9 +289,8 @@ void cider_kslot_init(struct cider_kslot *ks, struct cider_shard *sh)
 /* ---- an operation's way in ---- */
 
 /*
- * The key's shard, from a hash of its first bytes and its length (a
- * shard is a CN of its own, so a key that changes under us stays
- * correct: kvstore.h).
+ * The key's shard, from a hash of its first bytes and its length; the
+ * copy of the whole key is checked against it (cider_kslot_fill()).
  */
 static int cider_kvs_pick(struct cider_kvs *kvs, struct cider_kv_req *r,
 			  struct cider_shard **shp)

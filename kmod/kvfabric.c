@@ -175,9 +175,8 @@ static void cider_kvs_send(void *fab, struct cider_cn *from, u32 to_cn,
 
 	if (to_cn != sh->cn.id) {
 		/*
-		 * Another compute node's queue node (or, for a key whose
-		 * bytes changed under its shard's choice, another shard's of
-		 * ours): through the peer layer, which only takes the
+		 * Another compute node's queue node, or another shard's of
+		 * ours: through the peer layer, which only takes the
 		 * addressee's inbox lock.
 		 */
 		cider_peer_send(&sh->kvs->sink, to_cn, m);

@@ -13,9 +13,9 @@
  * asks for while the lock is held (batches to post, messages, requests
  * finished) is collected and carried out after the unlock.
  *
- * A shard being a CN of its own, a key that reached another shard (its
- * bytes changed between the shard's choice and the copy) is still
- * correct: only combining with the key's other operations is lost.
+ * A key runs on the shard its bytes choose on every node (the CN cache's
+ * INVALs go there): one whose bytes changed between the shard's choice
+ * and the copy is refused (kslot.c).
  *
  * Buffers: every operation slot owns a key buffer, a batch for the verbs
  * of the core's steps (one in flight at a time) and, for the hash index,

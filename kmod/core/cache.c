@@ -247,8 +247,12 @@ bool cider_cache_note(struct cider_client *c)
 
 void cider_cache_marked(struct cider_client *c, bool ok, bool fresh, u64 t)
 {
-	struct cider_cache_ent *e = cider_cache_find(c, false);
+	struct cider_cache_ent *e;
 
+	/* Turned off while the CAS was out (its node leaves the store). */
+	if (!cider_cache_on(c))
+		return;
+	e = cider_cache_find(c, false);
 	if (!e)
 		return;
 	if (!ok) {		/* the word moved on: a write, or another's lease */

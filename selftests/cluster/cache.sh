@@ -92,7 +92,7 @@ done
 
 for g in 1 2; do
 	on $g $CTL detach "${cache_mn[$g]}" > /dev/null 2>&1
-	on $g bash -c 'echo 0 > /sys/module/cider/parameters/cache'
+	on $g bash -c 'echo 1 > /sys/module/cider/parameters/cache'	# the default
 done
 kill "$cache_memd" 2> /dev/null
 wait "$cache_memd" 2> /dev/null

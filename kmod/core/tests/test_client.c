@@ -1029,6 +1029,26 @@ TEST(a_late_lease_cas_keeps_no_right)
 }
 
 /*
+ * The cache turned off while a lease's CAS is out (cider.ko does so as its
+ * node leaves the store): the CAS's completion keeps nothing and looks
+ * nothing up in the emptied table.
+ */
+TEST(a_lease_cas_that_completes_after_the_cache_is_off_keeps_nothing)
+{
+	struct rig *r = cache_rig(CIDER_MODE_CIDER);
+	u64 ptr = cider_word(2, DATA_OFF);
+
+	ASSERT_TRUE(r != NULL);
+	ASSERT_TRUE(lease_posted(r, ptr));
+	r->cn.cache.nr = 0;
+	r->f.v[0].old = ptr;
+	complete(r);
+	ASSERT_EQ(2U, r->f.dones);
+	ASSERT_EQ(0U, r->c.st.cache_fills);
+	free(r);
+}
+
+/*
  * An UPDATE of a leased word: CAS the WAITING bit in, sleep a lease and
  * the margin, then CAS from the word waited on to the new block with the
  * version advanced.
