@@ -501,7 +501,8 @@ static int write_history(const char *path, uint64_t bound_ns, struct tally *t)
 
 /*
  * cider-sim --check-history: its exit status (0 linearizable, 1 a
- * violation, 2 malformed, 3 inconclusive), its verdict printed.
+ * violation, 2 malformed, 3 inconclusive), its verdict printed.  (4, in
+ * lin_verdict(): inconclusive, left to the host.)
  */
 static int check_history(const char *path)
 {
@@ -526,6 +527,7 @@ static const char *lin_verdict(int status)
 	case 0: return "";
 	case 1: return ", history NOT linearizable";
 	case 3: return ", history check inconclusive (its search bound)";
+	case 4: return ", history undecided in the guest (its search bound): the host judges it";
 	default: return ", history check failed";
 	}
 }
@@ -558,7 +560,7 @@ static int run_phase(unsigned int no, const struct phase *p, double secs, unsign
 	unsigned int i, nprocs;
 	uint64_t s = p->seed;
 	struct memd m = { 0 };
-	int fd, lin, ok;
+	int fd, lin, ok, rejudge;
 
 	cur = p;
 	memset(sh, 0, sizeof(*sh));
@@ -586,10 +588,19 @@ static int run_phase(unsigned int no, const struct phase *p, double secs, unsign
 	write_history(path, bound_ns, &t);
 	lin = check_history(path);
 	/*
+	 * The guest's memory bounds the checker's search.  Under tools/soak-kv
+	 * (SOAK_KV_REJUDGE set) a history it could not decide is kept for the
+	 * host to judge with a bound thirty times larger; the phase stands or
+	 * falls by that verdict, not by this line.
+	 */
+	rejudge = lin == 3 && getenv("SOAK_KV_REJUDGE");
+	if (rejudge)
+		lin = 4;
+	/*
 	 * The lock queue (mcs, cider) bounds every wait, so ETIMEDOUT there
 	 * is a bug; the CAS loops of caslock and osync may starve (kv.rst).
 	 */
-	ok = !lin && !t.bad && !t.over_bound && !t.put_refused &&
+	ok = (!lin || rejudge) && !t.bad && !t.over_bound && !t.put_refused &&
 	     (!t.timedout || !strcmp(p->mode, "caslock") || !strcmp(p->mode, "osync"));
 	printf("%s %u phase %u: %s/%s, %u keys, %u processes, %u CNs: %u operations (%u pending), %u killed, %u detaches, %lld handovers between CNs, %lld GETs from a CN cache, %lld writes waited for leases, longest %.1f ms%s%s%s%s%s\n",
 	       ok ? "ok" : "not ok", no, no, p->mode, p->hash ? "hash" : "array", p->nkeys, nprocs,
@@ -602,7 +613,9 @@ static int run_phase(unsigned int no, const struct phase *p, double secs, unsign
 	       t.timedout ? ", operations ended by their bound (ETIMEDOUT)" : "");
 	if (t.timedout)
 		printf("# %u operations ended by their bound (ETIMEDOUT)\n", t.timedout);
-	if (ok)
+	if (rejudge)
+		printf("# rejudge on the host: soakkv-%u.jsonl\n", no);
+	else if (ok)
 		unlink(path);
 	else
 		printf("# the phase's history: %s\n", path);

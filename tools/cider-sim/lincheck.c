@@ -20,8 +20,8 @@
  * each operation that may go next (invoked before the earliest pending
  * response), apply it to the register, and go on; backtrack at a response
  * whose operation cannot be placed.  Configurations already explored (the
- * set of linearized operations, as a 128-bit Zobrist hash, and the
- * register's state) are never explored again.  Unique values make three
+ * set of linearized operations, as a 96-bit Zobrist hash, and the
+ * register's state: 16 bytes each) are never explored again.  Unique values make three
  * shortcuts sound: a read-only operation whose observation matches the
  * current state is placed at once without trying alternatives (moving a
  * read earlier within the stretch where the register shows what it saw
@@ -32,7 +32,7 @@
  * the order at the first attempt.  A hash
  * collision could only prune a configuration not yet explored: it can
  * make a linearizable history look violating (with probability about
- * states^2 / 2^128), never the reverse.
+ * states^2 / 2^97), never the reverse.
  *
  * The search is bounded (states per key, seconds in all); a key it cannot
  * decide within the bounds makes the verdict "inconclusive", never a pass.
@@ -331,8 +331,10 @@ struct frame {
 	uint64_t state;		/* before it */
 };
 
+/* A memo entry: 96 bits of the set's hash and the state (s 0: empty). */
 struct cent {
-	uint64_t a, b, s;
+	uint64_t a;
+	uint32_t b, s;
 };
 
 struct keycheck {
@@ -348,7 +350,6 @@ struct keycheck {
 	uint32_t *rl;		/* per writer (m: preloaded): reads not yet placed */
 	uint64_t state, h1, h2;
 	struct cent *cache;
-	uint8_t *used;
 	uint64_t ccap, cn, states;
 	/* how far the search got: the response it could not get past */
 	uint64_t best_t;
@@ -442,48 +443,54 @@ static bool forced_ok(const struct keycheck *c, const struct kop *k)
 	return k->kind == K_UPD && !k->readers && c->state != ABSENT && !c->rl[c->state];
 }
 
+/* The state as a memo entry stores it: never 0, which marks a free slot. */
+static uint32_t cent_state(uint64_t s)
+{
+	return s == ABSENT ? 1 : s == ANON ? 2 : (uint32_t)s + 3;
+}
+
+static uint64_t cent_slot(const struct keycheck *c, uint64_t a, uint32_t s)
+{
+	return mix64(a ^ s) & (c->ccap - 1);
+}
+
 static bool cache_grow(struct keycheck *c)
 {
-	uint64_t ncap = c->ccap ? 2 * c->ccap : 1024, i, j;
-	struct cent *n = calloc(ncap, sizeof(*n));
-	uint8_t *u = calloc(ncap, 1);
+	uint64_t ocap = c->ccap, i, j;
+	struct cent *o = c->cache, *n;
 
-	if (!n || !u) {
-		free(n);
-		free(u);
+	c->ccap = ocap ? 2 * ocap : 1024;
+	n = calloc(c->ccap, sizeof(*n));
+	if (!n) {
+		c->ccap = ocap;
 		return false;
 	}
-	for (i = 0; i < c->ccap; i++) {
-		if (!c->used[i])
+	for (i = 0; i < ocap; i++) {
+		if (!o[i].s)
 			continue;
-		for (j = mix64(c->cache[i].a ^ c->cache[i].s) & (ncap - 1); u[j];
-		     j = (j + 1) & (ncap - 1))
+		for (j = cent_slot(c, o[i].a, o[i].s); n[j].s; j = (j + 1) & (c->ccap - 1))
 			;
-		u[j] = 1;
-		n[j] = c->cache[i];
+		n[j] = o[i];
 	}
-	free(c->cache);
-	free(c->used);
+	free(o);
 	c->cache = n;
-	c->used = u;
-	c->ccap = ncap;
 	return true;
 }
 
 /* Marks (a, b, s) explored; false if it already was, or out of bounds. */
-static bool cache_add(struct keycheck *c, uint64_t a, uint64_t b, uint64_t s)
+static bool cache_add(struct keycheck *c, uint64_t a, uint64_t b64, uint64_t state)
 {
+	uint32_t b = (uint32_t)b64, s = cent_state(state);
 	uint64_t j;
 
 	if (c->cn >= c->lim->max_states || ((c->cn + 1) * 2 > c->ccap && !cache_grow(c))) {
 		c->out_of_bounds = true;
 		return false;
 	}
-	for (j = mix64(a ^ s) & (c->ccap - 1); c->used[j]; j = (j + 1) & (c->ccap - 1))
+	for (j = cent_slot(c, a, s); c->cache[j].s; j = (j + 1) & (c->ccap - 1))
 		if (c->cache[j].a == a && c->cache[j].b == b && c->cache[j].s == s)
 			return false;
-	c->used[j] = 1;
-	c->cache[j] = (struct cent){ a, b, s };
+	c->cache[j] = (struct cent){ .a = a, .b = b, .s = s };
 	c->cn++;
 	c->states++;
 	return true;
@@ -946,14 +953,12 @@ static void free_key(struct keycheck *c)
 	free(c->prev);
 	free(c->st);
 	free(c->cache);
-	free(c->used);
 	free(c->rl);
 	c->rl = NULL;
 	c->e = NULL;
 	c->next = c->prev = NULL;
 	c->st = NULL;
 	c->cache = NULL;
-	c->used = NULL;
 	c->ccap = c->cn = 0;
 }
 
@@ -991,9 +996,7 @@ static int check_key(struct keycheck *c, int preload, struct lc_report *r)
 	for (i = 0; i < ninit && res == SEARCH_FAIL; i++) {
 		c->out_of_bounds = false;
 		free(c->cache);
-		free(c->used);
 		c->cache = NULL;
-		c->used = NULL;
 		c->ccap = c->cn = 0;
 		res = search(c, inits[i]);
 	}
