@@ -301,9 +301,9 @@ static void kv_finish(struct kv_thread *t, struct kv_slot *s, int res, uint64_t 
 static int kv_run_uring(struct kv_thread *t)
 {
 	struct io_uring ring;
-	struct io_uring_cqe *cqe;
+	struct io_uring_cqe *cqe, *cqes[KV_MAX_DEPTH];
 	struct io_uring_sqe *sqe;
-	unsigned int i, n, inflight = 0, head, seen;
+	unsigned int i, n, inflight = 0, seen;
 	bool more = true;
 	uint64_t now;
 	int ret;
@@ -341,15 +341,23 @@ static int kv_run_uring(struct kv_thread *t)
 		ret = io_uring_wait_cqe(&ring, &cqe);
 		if (ret < 0)
 			break;
+		/*
+		 * The completions already posted, then the time: each was
+		 * posted before it.  Task work can post more while this loop
+		 * runs (the thread preempted in it, say); those wait for the
+		 * next round and its later time, or their responses would be
+		 * stamped before they happened (the history checker found
+		 * UPDATEs "returning" before their CAS).
+		 */
+		seen = io_uring_peek_batch_cqe(&ring, cqes, kopt.depth);
 		now = kv_ns();
-		seen = 0;
-		io_uring_for_each_cqe(&ring, head, cqe) {
-			struct kv_slot *s = &t->slots[cqe->user_data];
+		for (i = 0; i < seen; i++) {
+			struct kv_slot *s = &t->slots[cqes[i]->user_data];
 
-			kv_finish(t, s, cqe->res, now, t->id * kopt.depth + (unsigned int)cqe->user_data);
+			kv_finish(t, s, cqes[i]->res, now,
+				  t->id * kopt.depth + (unsigned int)cqes[i]->user_data);
 			s->busy = false;
 			s->inv = 0;
-			seen++;
 		}
 		io_uring_cq_advance(&ring, seen);
 		inflight -= seen;
