@@ -79,16 +79,14 @@ static const struct kernel_param_ops cider_t0_ops = {
 };
 
 /*
- * The CN cache (core/cache.h) on stores that allow it (cider-memd
- * --cache-lease-us): a writer of a leased key asks every live node to
- * drop its rights (kvfabric.c).  Off by default: the virtual cluster's
- * concurrent run found a stale read between two kernels, not yet
- * explained (Documentation/protocol.rst).  Off, this node takes no lease
- * and still honours and ends the others'.
+ * The CN cache (core/cache.h) on stores that allow it (cider-memd's
+ * default in cider mode): a writer of a leased key asks every live node
+ * to drop its rights (kvfabric.c).  Off: this node takes no lease, and
+ * still honours and ends the others'.
  */
-bool cider_cache;
+bool cider_cache = true;
 module_param_named(cache, cider_cache, bool, 0644);
-MODULE_PARM_DESC(cache, "Cache hot keys under read leases on stores formatted with the cache (cider-memd --cache-lease-us), for attaches after the change (default off)");
+MODULE_PARM_DESC(cache, "Cache hot keys under read leases on stores formatted with the cache (cider-memd's default in cider mode), for attaches after the change (default on)");
 
 module_param_cb(op_timeout_ms, &cider_op_timeout_ops, &cider_op_timeout_ms, 0644);
 MODULE_PARM_DESC(op_timeout_ms, "An operation outstanding this long declares its memory node lost, 100..600000 (default 10000)");

@@ -68,6 +68,7 @@ FIXTURE_SETUP(cache)
 	/* Node 3 takes no lease (it still answers INVALs, and writes). */
 	ASSERT_EQ(0, sysfs_write(PARAM_DIR "cache", "0"));
 	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3, 0, &self->at));
+	ASSERT_EQ(0, sysfs_write(PARAM_DIR "cache", "1"));
 	op = op_rw(CIDER_RAW_READ, 0, &self->sb, sizeof(self->sb));
 	ASSERT_EQ(0, cider_raw(self->fd, self->at.mn_id, &op, 1));
 	ASSERT_TRUE(self->sb.flags & CIDER_SB_F_CACHE);
@@ -80,7 +81,7 @@ FIXTURE_TEARDOWN(cache)
 
 	if (!self->skip) {
 		sysfs_write(PARAM_DIR "peer_local", "1");
-		sysfs_write(PARAM_DIR "cache", "0");	/* the default */
+		sysfs_write(PARAM_DIR "cache", "1");	/* the default */
 		while (cider_mn_info(self->fd, 0, &mi) == 0)
 			if (cider_detach(self->fd, mi.mn_id))
 				break;
@@ -125,7 +126,10 @@ static int two_beats(unsigned int mn)
 	return kv_counter(mn, "beats") >= b0 + 2 ? 0 : -ETIMEDOUT;
 }
 
-/* Attach the store again as compute node 4, with the cache: its node id. */
+/*
+ * Attach the store again as compute node 4, with the cache (the module's
+ * default, set in case a test before changed it): its node id.
+ */
 static int attach_cached(FIXTURE_DATA(cache) *self, unsigned int *mn)
 {
 	struct cider_attach at;
@@ -135,7 +139,6 @@ static int attach_cached(FIXTURE_DATA(cache) *self, unsigned int *mn)
 	if (ret)
 		return ret;
 	ret = cider_attach(self->fd, self->memd.addr, 4, 0, &at);
-	sysfs_write(PARAM_DIR "cache", "0");	/* the default */
 	*mn = at.mn_id;
 	return ret;
 }

@@ -102,10 +102,10 @@ TEST_F(mn, attach_reports_region_and_channels)
 
 TEST_F(mn, superblock_is_formatted)
 {
-	/* cider-memd's defaults: a hash-indexed store in cider mode, named. */
+	/* cider-memd's defaults: a hash-indexed store in cider mode, named, with the CN cache. */
 	struct cider_store_params p = {
 		.region_size = REGION, .index = CIDER_SB_INDEX_HASH, .mode = CIDER_SB_MODE_CIDER,
-		.features = CIDER_SB_F_STORE_ID, .store_id = self->sb.store_id,
+		.features = CIDER_SB_F_STORE_ID | CIDER_SB_F_CACHE, .store_id = self->sb.store_id,
 	};
 	struct cider_mn_sb want;
 

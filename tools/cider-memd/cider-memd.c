@@ -68,6 +68,8 @@ static struct {
 	int hugepages;		/* -1 never, 0 auto, 1 always */
 	bool verbose;
 	bool dry_run;
+	bool no_cache;			/* --no-cache */
+	bool cache_implied;		/* cider mode's default: a backed store keeps its own */
 } opt = {
 	.size = 64ULL << 20,
 	.store = { .index = CIDER_SB_INDEX_HASH, .mode = CIDER_SB_MODE_CIDER },
@@ -154,8 +156,8 @@ static void usage(FILE *f)
 "               [--status-file PATH] [--size SIZE] [--index hash|array]\n"
 "               [--keys N] [--mode osync|caslock|mcs|cider] [--lease-ms MS]\n"
 "               [--grace-us US] [--lock-queue N] [--member-lease-ms MS]\n"
-"               [--cache-lease-us US [--clock-margin-us US]] [--chunk SIZE]\n"
-"               [--hugepages auto|always|never]\n"
+"               [--cache-lease-us US [--clock-margin-us US] | --no-cache]\n"
+"               [--chunk SIZE] [--hugepages auto|always|never]\n"
 "               [--verbose]\n"
 "    cider-memd --dry-run [--size SIZE] [store options]\n"
 "    cider-memd --new-key FILE\n"
@@ -230,7 +232,9 @@ static void usage(FILE *f)
 "                             2000)\n"
 "        --cache-lease-us US  let compute nodes cache hot keys under read\n"
 "                             leases of US (5000 suits --lease-ms 50);\n"
-"                             without it, no cache\n"
+"                             cider mode's default: 5000, or what the\n"
+"                             lock's lease allows; other modes: no cache\n"
+"        --no-cache           compute nodes cache nothing (cider mode)\n"
 "        --clock-margin-us US how far the compute nodes' clocks may drift\n"
 "                             apart over a lease (default 1000, at most\n"
 "                             the lease); lease plus margin at most an\n"
@@ -327,8 +331,11 @@ static const char *store_differs(const struct cider_mn_sb *old, const struct cid
 	DIFF(grace_ns, "--grace-us", "%llu", US);
 	DIFF(lock_qlen, "--lock-queue", "%llu", AS_IS);
 	DIFF(member_lease_ns, "--member-lease-ms", "%llu", MS);
-	DIFF(cache_lease_ns, "--cache-lease-us", "%llu", US);
-	DIFF(cache_margin_ns, "--clock-margin-us", "%llu", US);
+	/* Cider mode's cache by default: the store as it was formatted. */
+	if (!opt.cache_implied) {
+		DIFF(cache_lease_ns, "--cache-lease-us", "%llu", US);
+		DIFF(cache_margin_ns, "--clock-margin-us", "%llu", US);
+	}
 	DIFF(chunk_size, "--chunk", "%llu", AS_IS);
 #undef DIFF
 #undef AS_IS
@@ -973,6 +980,30 @@ static int load_key(void)
 	return ret;
 }
 
+/*
+ * The CN cache: on in cider mode unless --no-cache (the store's default
+ * lease and margin), off in the other modes unless --cache-lease-us.
+ * 0, or 2 for options that contradict each other.
+ */
+static int cache_options(void)
+{
+	struct cider_store_params *p = &opt.store;
+
+	if (opt.no_cache && (p->features & CIDER_SB_F_CACHE || p->cache_margin_ns)) {
+		fprintf(stderr, "cider-memd: --no-cache and --cache-lease-us or --clock-margin-us\n");
+		return 2;
+	}
+	if (!opt.no_cache && p->mode == CIDER_SB_MODE_CIDER && !(p->features & CIDER_SB_F_CACHE)) {
+		p->features |= CIDER_SB_F_CACHE;
+		opt.cache_implied = !p->cache_margin_ns;
+	}
+	if (p->cache_margin_ns && !(p->features & CIDER_SB_F_CACHE)) {
+		fprintf(stderr, "cider-memd: --clock-margin-us goes with --cache-lease-us\n");
+		return 2;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -993,6 +1024,7 @@ static int parse_args(int argc, char **argv)
 		{ "member-lease-ms", required_argument, NULL, 'M' },
 		{ "cache-lease-us", required_argument, NULL, 'C' },
 		{ "clock-margin-us", required_argument, NULL, 'D' },
+		{ "no-cache", no_argument, NULL, 'X' },
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "hugepages", required_argument, NULL, 'H' },
 		{ "dry-run", no_argument, NULL, 'n' },
@@ -1016,6 +1048,7 @@ static int parse_args(int argc, char **argv)
 		case 'l': opt.listen = optarg; break;
 		case 'b': opt.backing = optarg; break;
 		case 'F': opt.format = true; break;
+		case 'X': opt.no_cache = true; break;
 		case 'T': opt.status_file = optarg; break;
 		case 'K': opt.key_file = optarg; break;
 		case 'N': exit(new_key(optarg));
@@ -1062,10 +1095,8 @@ static int parse_args(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (opt.store.cache_margin_ns && !(opt.store.features & CIDER_SB_F_CACHE)) {
-		fprintf(stderr, "cider-memd: --clock-margin-us goes with --cache-lease-us\n");
+	if (cache_options())
 		return 2;
-	}
 	if (opt.key_file && load_key())
 		return 2;
 	if (opt.format && !opt.backing) {
