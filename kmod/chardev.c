@@ -18,6 +18,7 @@
 #include "cider.h"
 #include "compat.h"
 #include "mn.h"
+#include "stats.h"
 #include "uargs.h"
 #include "uring.h"
 
@@ -68,6 +69,8 @@ static long cider_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return cider_ioctl_detach(uarg, cmd);
 	case CIDER_IOC_BASE(CIDER_IOC_MN_INFO):
 		return cider_ioctl_mn_info(uarg, cmd);
+	case CIDER_IOC_BASE(CIDER_IOC_MN_STATS):
+		return cider_ioctl_mn_stats(uarg, cmd);
 	case CIDER_IOC_BASE(CIDER_IOC_RAW):
 		return cider_ioctl_raw(uarg, cmd);
 	case CIDER_IOC_BASE(CIDER_IOC_KV):

@@ -15,48 +15,9 @@
 #include "kvstore.h"
 #include "mn.h"
 #include "peer.h"
+#include "stats.h"
 
 static struct dentry *cider_debugfs_root;
-
-struct cider_chan_snap {
-	struct cider_chan_stats s;
-	u32 limit, inflight;
-	u64 updates, tmax;
-	enum cider_chan_state state;
-	int reason;
-};
-
-static void cider_chan_snapshot(struct cider_channel *ch, struct cider_chan_snap *c)
-{
-	spin_lock_bh(&ch->lock);
-	c->s = ch->stats;
-	c->limit = ch->credit.limit;
-	c->inflight = ch->credit.inflight;
-	c->updates = ch->credit.updates;
-	c->tmax = ch->backoff.tmax;
-	c->state = ch->state;
-	c->reason = ch->reason;
-	spin_unlock_bh(&ch->lock);
-}
-
-static void cider_snap_add(struct cider_chan_snap *t, const struct cider_chan_snap *c)
-{
-	unsigned int v;
-
-	t->s.batches += c->s.batches;
-	t->s.doorbells += c->s.doorbells;
-	t->s.wrs += c->s.wrs;
-	t->s.cqes += c->s.cqes;
-	for (v = 0; v < CIDER_RDMA_NR_OPS; v++)
-		t->s.done[v] += c->s.done[v];
-	t->s.errors += c->s.errors;
-	t->s.post_errors += c->s.post_errors;
-	t->s.backlogged += c->s.backlogged;
-	t->s.canceled += c->s.canceled;
-	t->s.keepalives += c->s.keepalives;
-	t->s.heartbeats += c->s.heartbeats;
-	t->inflight += c->inflight;
-}
 
 static void cider_snap_show(struct seq_file *m, const char *what, int idx,
 			    const struct cider_chan_snap *c)

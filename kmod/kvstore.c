@@ -17,6 +17,7 @@
 #include "kvshard.h"
 #include "mn.h"
 #include "params.h"
+#include "stats.h"
 
 /* ---- the store's configuration, from the superblock ---- */
 
@@ -157,69 +158,125 @@ static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *s
 	spin_unlock_bh(&sh->lock);
 }
 
-/* debugfs mnN: the "peer" line, messages to and from other compute nodes. */
-static void cider_kvs_peer_show(struct seq_file *m, struct cider_peer_stats *ps)
+/* The messages to and from other compute nodes, and their links. */
+static void cider_kvs_peer_collect(struct cider_peer_stats *ps, struct cider_stats_out *o)
 {
-	static const char *const types[] = {
-		"handover", "exec", "exec_done", "result", "inval", "inval_ack"
+	static const char *const sent[] = {
+		"sent_handover", "sent_exec", "sent_exec_done", "sent_result", "sent_inval",
+		"sent_inval_ack"
 	};
 	unsigned int i;
 
-	BUILD_BUG_ON(ARRAY_SIZE(types) != ARRAY_SIZE(ps->sent));
-	seq_puts(m, "peer");
-	for (i = 0; i < ARRAY_SIZE(types); i++)
-		seq_printf(m, " sent_%s=%lld", types[i], (long long)atomic64_read(&ps->sent[i]));
-	seq_printf(m, " received=%lld local=%lld remote=%lld unreachable=%lld invalid=%lld stale=%lld full=%lld",
-		   (long long)atomic64_read(&ps->received), (long long)atomic64_read(&ps->local),
-		   (long long)atomic64_read(&ps->remote),
-		   (long long)atomic64_read(&ps->unreachable),
-		   (long long)atomic64_read(&ps->invalid), (long long)atomic64_read(&ps->stale),
-		   (long long)atomic64_read(&ps->full));
-	seq_printf(m, " links_made=%lld links_accepted=%lld link_failures=%lld\n",
-		   (long long)atomic64_read(&ps->links_made),
-		   (long long)atomic64_read(&ps->links_accepted),
-		   (long long)atomic64_read(&ps->link_failures));
+	BUILD_BUG_ON(ARRAY_SIZE(sent) != ARRAY_SIZE(ps->sent));
+	for (i = 0; i < ARRAY_SIZE(sent); i++)
+		cider_stat_put(o, sent[i], atomic64_read(&ps->sent[i]));
+	cider_stat_put(o, "received", atomic64_read(&ps->received));
+	cider_stat_put(o, "local", atomic64_read(&ps->local));
+	cider_stat_put(o, "remote", atomic64_read(&ps->remote));
+	cider_stat_put(o, "unreachable", atomic64_read(&ps->unreachable));
+	cider_stat_put(o, "invalid", atomic64_read(&ps->invalid));
+	cider_stat_put(o, "stale", atomic64_read(&ps->stale));
+	cider_stat_put(o, "full", atomic64_read(&ps->full));
+	cider_stat_put(o, "links_made", atomic64_read(&ps->links_made));
+	cider_stat_put(o, "links_accepted", atomic64_read(&ps->links_accepted));
+	cider_stat_put(o, "link_failures", atomic64_read(&ps->link_failures));
 }
 
-/*
- * debugfs mnN: one "kv" line of key=value counters since attach, summed
- * over the shards, and one "peer" line (Documentation/kv.rst lists them).
- */
-void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
+/* Each operation's results, then the verbs and the protocol's events. */
+static void cider_kvs_kv_collect(const struct cider_kvs_stats *t,
+				 const struct cider_client_stats *cst, struct cider_stats_out *o)
 {
 	static const char *const ops[] = { "", CIDER_KV_OPS(CIDER_VOCAB_NAME) };
-	struct cider_kvs *kvs = cider_kvs_of(mn);
-	struct cider_kvs_stats *t;
+	char name[CIDER_STAT_NAME_LEN];
 	unsigned int i, j;
+
+	for (i = CIDER_KV_GET; i <= CIDER_KV_DELETE; i++) {
+		for (j = CIDER_RES_OK; j <= CIDER_RES_FAILED; j++) {
+			snprintf(name, sizeof(name), "%s_%s", ops[i], cider_res_name(j));
+			cider_stat_put(o, name, t->ops[i][j]);
+		}
+	}
+	cider_stat_put(o, "verbs_read", t->verbs[CIDER_V_READ]);
+	cider_stat_put(o, "verbs_write", t->verbs[CIDER_V_WRITE]);
+	cider_stat_put(o, "verbs_cas", t->verbs[CIDER_V_CAS]);
+	cider_stat_put(o, "verbs_faa", t->verbs[CIDER_V_FAA]);
+	cider_stat_put(o, "updates", t->updates);
+	cider_stat_put(o, "cas_fail", cst->cas_fail);
+	cider_stat_put(o, "pessimistic", t->pessimistic);
+	cider_stat_put(o, "combined", t->combined);
+	cider_stat_put(o, "installers", t->installers);
+	cider_stat_put(o, "coordinated", cst->coords);
+	cider_stat_put(o, "corrupt_blocks", cst->corrupt);
+	cider_stat_put(o, "expired", t->expired);
+	cider_stat_put(o, "revived", t->revived);
+	cider_stat_put(o, "lock_resets", cst->resets);
+	cider_stat_put(o, "self_grants", cst->self_grants);
+	cider_stat_put(o, "msgs_dropped", t->msgs_dropped);
+	cider_stat_put(o, "read_combined", cst->read_combined);
+	cider_stat_put(o, "cache_hits", cst->cache_hits);
+	cider_stat_put(o, "cache_refreshes", cst->cache_refreshes);
+	cider_stat_put(o, "cache_misses", cst->cache_misses);
+	cider_stat_put(o, "cache_evictions", t->cache_evictions);
+	cider_stat_put(o, "cache_invals", t->cache_invals);
+	cider_stat_put(o, "lease_revokes", cst->lease_revokes);
+	cider_stat_put(o, "lease_waits", cst->lease_waits);
+	cider_stat_put(o, "lease_expired", cst->lease_expired);
+}
+
+void cider_kvs_stats_collect(struct cider_mn *mn, struct cider_stats_out *o,
+			     enum cider_kvs_stats_group group)
+{
+	struct cider_kvs *kvs = cider_kvs_of(mn);
 	struct cider_client_stats cst = {};
+	struct cider_kvs_stats *t;
+	unsigned int i;
 
 	if (!kvs)
 		return;
+	if (group == CIDER_KVS_STATS_PEER) {
+		cider_kvs_peer_collect(&kvs->sink.stats, o);
+		return;
+	}
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return;
 	for (i = 0; i < kvs->nr_shards; i++)
 		cider_kvs_stats_add(t, kvs->shards[i], &cst);
-	seq_puts(m, "kv");
-	for (i = CIDER_KV_GET; i <= CIDER_KV_DELETE; i++)
-		for (j = CIDER_RES_OK; j <= CIDER_RES_FAILED; j++)
-			seq_printf(m, " %s_%s=%llu", ops[i], cider_res_name(j), t->ops[i][j]);
-	seq_printf(m, " verbs_read=%llu verbs_write=%llu verbs_cas=%llu verbs_faa=%llu",
-		   t->verbs[CIDER_V_READ], t->verbs[CIDER_V_WRITE], t->verbs[CIDER_V_CAS],
-		   t->verbs[CIDER_V_FAA]);
-	seq_printf(m, " updates=%llu cas_fail=%llu pessimistic=%llu combined=%llu installers=%llu",
-		   t->updates, cst.cas_fail, t->pessimistic, t->combined, t->installers);
-	seq_printf(m, " coordinated=%llu corrupt_blocks=%llu expired=%llu revived=%llu",
-		   cst.coords, cst.corrupt, t->expired, t->revived);
-	seq_printf(m, " lock_resets=%llu self_grants=%llu msgs_dropped=%llu read_combined=%llu",
-		   cst.resets, cst.self_grants, t->msgs_dropped, cst.read_combined);
-	seq_printf(m, " cache_hits=%llu cache_refreshes=%llu cache_misses=%llu cache_evictions=%llu cache_invals=%llu",
-		   cst.cache_hits, cst.cache_refreshes, cst.cache_misses, t->cache_evictions,
-		   t->cache_invals);
-	seq_printf(m, " lease_revokes=%llu lease_waits=%llu lease_expired=%llu\n",
-		   cst.lease_revokes, cst.lease_waits, cst.lease_expired);
-	cider_kvs_peer_show(m, &kvs->sink.stats);
+	cider_kvs_kv_collect(t, &cst, o);
 	kfree(t);
+}
+
+/* debugfs mnN: "WORD name=value ..." for one group of the counters. */
+static void cider_kvs_stats_line(struct seq_file *m, struct cider_mn *mn, const char *word,
+				 enum cider_kvs_stats_group group)
+{
+	struct cider_stats_out o = {};
+	unsigned int i;
+
+	cider_kvs_stats_collect(mn, &o, group);
+	if (!o.n)
+		return;
+	o.st = kcalloc(o.n, sizeof(*o.st), GFP_KERNEL);
+	if (!o.st)
+		return;
+	o.room = o.n;
+	o.n = 0;
+	cider_kvs_stats_collect(mn, &o, group);
+	seq_puts(m, word);
+	for (i = 0; i < min(o.n, o.room); i++)
+		seq_printf(m, " %s=%llu", o.st[i].name, o.st[i].value);
+	seq_putc(m, '\n');
+	kfree(o.st);
+}
+
+/*
+ * debugfs mnN: one "kv" line of counters since attach, summed over the
+ * shards, and one "peer" line (Documentation/kv.rst lists them).
+ */
+void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn)
+{
+	cider_kvs_stats_line(m, mn, "kv", CIDER_KVS_STATS_KV);
+	cider_kvs_stats_line(m, mn, "peer", CIDER_KVS_STATS_PEER);
 }
 
 void cider_kvs_req_show_slot(struct seq_file *m, struct cider_kv_req *r)

@@ -135,6 +135,11 @@ void cider_kvs_req_show_slot(struct seq_file *m, struct cider_kv_req *r);
 void cider_kvs_show(struct seq_file *m, struct cider_mn *mn);
 /* debugfs: the store's counters as one "kv k=v ..." line (none without a store). */
 void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn);
+/* The store's counters by name (stats.h): its operations, or its peer messages. */
+enum cider_kvs_stats_group { CIDER_KVS_STATS_KV, CIDER_KVS_STATS_PEER };
+struct cider_stats_out;
+void cider_kvs_stats_collect(struct cider_mn *mn, struct cider_stats_out *o,
+			     enum cider_kvs_stats_group group);
 int cider_kvs_peer_inject(struct cider_mn *mn, const void *buf, size_t len);
 
 #endif

@@ -28,6 +28,8 @@ _Static_assert(sizeof(struct cider_detach) == 24, "cider_detach ABI");
 _Static_assert(sizeof(struct cider_mn_info) == 176, "cider_mn_info ABI");
 _Static_assert(offsetof(struct cider_mn_info, cn_incarnation) == 152, "cider_mn_info ABI");
 _Static_assert(offsetof(struct cider_mn_info, reconnects) == 160, "cider_mn_info ABI");
+_Static_assert(sizeof(struct cider_mn_stats) == CIDER_MN_STATS_SIZE_VER0, "cider_mn_stats ABI");
+_Static_assert(sizeof(struct cider_stat) == 40, "cider_stat ABI");
 _Static_assert(sizeof(struct cider_raw_op) == 56, "cider_raw_op ABI");
 _Static_assert(sizeof(struct cider_raw_batch) == 40, "cider_raw_batch ABI");
 /* The io_uring command area of a 128-byte SQE is 80 bytes. */
@@ -60,6 +62,7 @@ unsigned long long cider_features(const struct cider_info *info)
 
 static const char *const cider_feature_names[] = {
 	"ext-args", "raw", "kv-array", "kv-hash", "kv-uring", "members", "reconnect", "key",
+	"stats",
 };
 
 const char *cider_feature_name(unsigned int bit)
@@ -142,6 +145,19 @@ int cider_detach(int fd, unsigned int mn_id)
 	dt.size = sizeof(dt);
 	dt.mn_id = mn_id;
 	return ioctl(fd, CIDER_IOC_DETACH, &dt) < 0 ? -errno : 0;
+}
+
+int cider_mn_stats(int fd, unsigned int mn_id, struct cider_stat *st, unsigned int *nr)
+{
+	struct cider_mn_stats a = {
+		.size = sizeof(a), .mn_id = mn_id, .nr = *nr,
+		.stats = (uint64_t)(uintptr_t)st,
+	};
+
+	if (ioctl(fd, CIDER_IOC_MN_STATS, &a) < 0)
+		return -errno;
+	*nr = a.nr;
+	return 0;
 }
 
 int cider_mn_info(int fd, unsigned int mn_id, struct cider_mn_info *mi)

@@ -64,6 +64,13 @@ int cider_detach(int fd, unsigned int mn_id);
 
 /* The attached memory node with the lowest id >= @mn_id; -ENOENT at the end. */
 int cider_mn_info(int fd, unsigned int mn_id, struct cider_mn_info *mi);
+/*
+ * Node @mn_id's counters by name (CIDER_IOC_MN_STATS): at most *@nr into
+ * @st, and *@nr set to how many the node has (call with *@nr 0 to size
+ * @st).  0, or -errno: -ENOENT no such node, -ENOTTY a module without
+ * CIDER_FEAT_STATS.
+ */
+int cider_mn_stats(int fd, unsigned int mn_id, struct cider_stat *st, unsigned int *nr);
 
 /* Format a memory node's address as "a.b.c.d:port" or "[v6]:port". */
 void cider_format_addr(unsigned int family, const __u8 addr[16], unsigned int port,

@@ -44,6 +44,19 @@ TEST(get_info_on_other_device_is_enotty)
 	close(fd);
 }
 
+TEST(mn_stats_on_other_device_is_enotty_and_leaves_the_count)
+{
+	struct cider_stat st[2];
+	unsigned int n = 2;
+	int fd = open("/dev/null", O_RDWR);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(-ENOTTY, cider_mn_stats(fd, 0, st, &n));
+	ASSERT_EQ(2, n);
+	ASSERT_EQ(-EBADF, cider_mn_stats(-1, 0, st, &n));
+	close(fd);
+}
+
 TEST(get_info_on_closed_fd_is_ebadf)
 {
 	struct cider_info info;

@@ -688,13 +688,127 @@ TEST_F_TIMEOUT(kv, losing_the_node_ends_every_operation, 180)
  * guest has no udev.  A member of the group who is not root can store
  * and fetch, and is refused attach and raw operations.
  */
+/* Node @mn's counter @name by CIDER_IOC_MN_STATS (@fd), or -1. */
+static long long stat_of(int fd, unsigned int mn, const char *name)
+{
+	struct cider_stat st[256];
+	unsigned int n = 256, i;
+
+	if (cider_mn_stats(fd, mn, st, &n))
+		return -1;
+	for (i = 0; i < n && i < 256; i++)
+		if (!strcmp(st[i].name, name))
+			return (long long)st[i].value;
+	return -1;
+}
+
+/* Every name: NUL-terminated, of [a-z0-9_], not empty, and unique. */
+static bool stat_names_ok(const struct cider_stat *st, unsigned int n)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < n; i++) {
+		size_t len = strnlen(st[i].name, CIDER_STAT_NAME_LEN);
+
+		if (!len || len == CIDER_STAT_NAME_LEN ||
+		    strspn(st[i].name, "abcdefghijklmnopqrstuvwxyz0123456789_") != len)
+			return false;
+		for (j = 0; j < i; j++)
+			if (!strcmp(st[i].name, st[j].name))
+				return false;
+	}
+	return true;
+}
+
+/* The raw ioctl with @a as given: its errno, or 0. */
+static int stats_ioctl(int fd, struct cider_mn_stats *a)
+{
+	return ioctl(fd, CIDER_IOC_MN_STATS, a) ? -errno : 0;
+}
+
+/*
+ * CIDER_IOC_MN_STATS as the uapi says: sized by a call with nr 0, filled
+ * up to nr, every byte it takes checked, and the same figures as
+ * debugfs's (which prints the same list).
+ */
+static void check_stats_abi(struct __test_metadata *_metadata, int fd, unsigned int mn)
+{
+	struct cider_stat st[CIDER_STATS_MAX], part[4];
+	struct cider_mn_stats a = { .size = sizeof(a), .mn_id = mn };
+	unsigned int n = 0, total;
+
+	ASSERT_EQ(0, cider_mn_stats(fd, mn, NULL, &n));
+	total = n;
+	ASSERT_LT(60, total);
+	ASSERT_GE(CIDER_STATS_MAX, total);
+	memset(st, 0xaa, sizeof(st));
+	n = CIDER_STATS_MAX;
+	ASSERT_EQ(0, cider_mn_stats(fd, mn, st, &n));
+	ASSERT_EQ(total, n);
+	EXPECT_TRUE(stat_names_ok(st, n));
+	EXPECT_EQ(kv_counter(mn, "get_ok"), stat_of(fd, mn, "get_ok"));
+	EXPECT_EQ(kv_counter(mn, "put_ok"), stat_of(fd, mn, "put_ok"));
+	EXPECT_EQ(kv_counter(mn, "lease_waits"), stat_of(fd, mn, "lease_waits"));
+	EXPECT_LT(0, stat_of(fd, mn, "chan_wrs"));
+	EXPECT_LE(0, stat_of(fd, mn, "sent_handover"));
+	/* Room for 3: the same first 3, the 4th untouched, the total said. */
+	memset(part, 0xaa, sizeof(part));
+	n = 3;
+	ASSERT_EQ(0, cider_mn_stats(fd, mn, part, &n));
+	EXPECT_EQ(total, n);
+	EXPECT_STREQ(st[2].name, part[2].name);
+	EXPECT_EQ((char)0xaa, part[3].name[0]);
+	a.stats = (uint64_t)(uintptr_t)st;
+	a.nr = 1;
+	a.flags = 1;
+	EXPECT_EQ(-EINVAL, stats_ioctl(fd, &a));
+	a.flags = 0;
+	a.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, stats_ioctl(fd, &a));
+	a.reserved[1] = 0;
+	a.nr = CIDER_STATS_MAX + 1;
+	EXPECT_EQ(-EINVAL, stats_ioctl(fd, &a));
+	a.nr = 4;
+	a.stats = 8;		/* no user memory there */
+	EXPECT_EQ(-EFAULT, stats_ioctl(fd, &a));
+	a.stats = (uint64_t)(uintptr_t)st;
+	a.mn_id = mn + 1000;	/* no such node: not the next one either */
+	EXPECT_EQ(-ENOENT, stats_ioctl(fd, &a));
+}
+
+/* ciderctl stats --prometheus: a counter of node @mn in its format. */
+static bool prometheus_has(unsigned int mn, const char *name)
+{
+	char cmd[128], line[256], want[96], type[96];
+	bool sample = false, typed = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "tools/ciderctl/ciderctl stats %u --prometheus", mn);
+	snprintf(want, sizeof(want), "cider_%s_total{mn=\"%u\"} ", name, mn);
+	snprintf(type, sizeof(type), "# TYPE cider_%s_total counter\n", name);
+	p = popen(cmd, "r");
+	if (!p)
+		return false;
+	while (fgets(line, sizeof(line), p)) {
+		sample |= !strncmp(line, want, strlen(want)) &&
+			  strspn(line + strlen(want), "0123456789") == strlen(line + strlen(want)) - 1;
+		typed |= !strcmp(line, type);
+	}
+	return pclose(p) == 0 && sample && typed;
+}
+
 TEST_F(kv, an_unprivileged_member_of_the_device_group_uses_the_store)
 {
 	const gid_t group = 4242;
+	long long gets;
 	int status;
 	pid_t pid;
 
 	NEED_MN();
+	check_stats_abi(_metadata, self->fd, self->at.mn_id);
+	EXPECT_TRUE(prometheus_has(self->at.mn_id, "get_ok"));
+	EXPECT_TRUE(prometheus_has(self->at.mn_id, "chan_doorbells"));
+	gets = stat_of(self->fd, self->at.mn_id, "get_ok");
 	ASSERT_EQ(0, chown("/dev/cider", 0, group));
 	ASSERT_EQ(0, chmod("/dev/cider", 0660));
 	pid = fork();
@@ -712,6 +826,9 @@ TEST_F(kv, an_unprivileged_member_of_the_device_group_uses_the_store)
 			_exit(11);
 		if (put8(fd, self->at.mn_id, 9, 99) || get8(fd, self->at.mn_id, 9, &v) || v != 99)
 			_exit(12);
+		/* Its store's counters, with no capability and no debugfs. */
+		if (stat_of(fd, self->at.mn_id, "get_ok") != gets + 1)
+			_exit(15);
 		if (cider_attach(fd, self->memd.addr, 4, 0, &at) != -EPERM)
 			_exit(13);
 		if (cider_raw(fd, self->at.mn_id, &op, 1) != -EPERM)

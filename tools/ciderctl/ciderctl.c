@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cider.h"
@@ -57,8 +58,12 @@ static void usage(FILE *f)
 		"                                (cider-memd --key-file); prints its mn id\n"
 		"  detach MN                     disconnect memory node MN\n"
 		"  status                        attached memory nodes and their state\n"
-		"  stats [MN]                    data-path counters per channel and the KV\n"
-		"                                store's counters (debugfs)\n"
+		"  stats [MN] [-i SEC [-c COUNT]] [--prometheus]\n"
+		"                                a node's counters (every node's by\n"
+		"                                default); -i: rates per second every SEC\n"
+		"                                seconds, COUNT times (default: until\n"
+		"                                interrupted); --prometheus: the text\n"
+		"                                exposition format\n"
 		"  kv [-m MN] get KEY            print KEY's value (exit 1 if absent)\n"
 		"  kv [-m MN] put|insert|update KEY VALUE|@FILE\n"
 		"                                store a value (put: insert or update)\n"
@@ -445,108 +450,262 @@ static int cmd_status(int argc, char **argv)
 	return 0;
 }
 
-/* One debugfs line "word [k=v ...]" as a JSON object. */
-static void stats_line_json(char *line)
+/* ---- stats: a node's counters by name (CIDER_IOC_MN_STATS) ---- */
+
+struct node_stats {
+	unsigned int mn, n;
+	struct cider_stat *st;
+};
+
+/* Node @mn's counters into @ns (its buffer grown as needed): 0 or -errno. */
+static int stats_read(int fd, unsigned int mn, struct node_stats *ns)
 {
-	char *tok, *save = NULL;
-	bool first = true;
+	unsigned int want = 0, tries;
+	int ret = cider_mn_stats(fd, mn, NULL, &want);
 
-	putchar('{');
-	for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-		char *eq = strchr(tok, '=');
+	for (tries = 0; !ret && tries < 3; tries++) {
+		/* Room for a few more: a store may come with the next call. */
+		struct cider_stat *st = realloc(ns->st, (want + 16) * sizeof(*st));
+		unsigned int n = want + 16;
 
-		if (!eq)
-			continue;
-		*eq = '\0';
-		printf("%s\"%s\":", first ? "" : ",", tok);
-		if (strspn(eq + 1, "-0123456789") == strlen(eq + 1) && eq[1])
-			fputs(eq + 1, stdout);
-		else
-			json_str(eq + 1);
-		first = false;
+		if (!st)
+			return -ENOMEM;
+		ns->st = st;
+		ret = cider_mn_stats(fd, mn, st, &n);
+		if (!ret && n <= want + 16) {
+			ns->mn = mn;
+			ns->n = n;
+			return 0;
+		}
+		want = n;
 	}
-	putchar('}');
+	return ret;
 }
 
-static int stats_one(unsigned int id, bool *first)
+static const char *stats_error(int err)
 {
-	char path[64], line[4096];
-	bool chan = false;
-	FILE *f;
+	if (err == -ENOTTY)
+		return "this cider.ko has no counters interface (CIDER_FEAT_STATS, 0.4.0); "
+		       "its counters are in /sys/kernel/debug/cider";
+	return cider_strerror(err);
+}
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/cider/mn%u", id);
-	f = fopen(path, "r");
-	if (!f) {
-		fprintf(stderr, "ciderctl: stats: %s: %s%s\n", path, strerror(errno),
-			errno == ENOENT ? " (is debugfs mounted on /sys/kernel/debug?)" : "");
+/* Which nodes: @one, or every attached one; their count, or -errno. */
+static int stats_nodes(int fd, bool all, unsigned int one, unsigned int *ids, unsigned int max)
+{
+	struct cider_mn_info mi;
+	unsigned int n = 0;
+	int err;
+
+	if (!all) {
+		ids[0] = one;
 		return 1;
 	}
-	if (json)
-		printf("%s{", *first ? "" : ",");
-	*first = false;
-	while (fgets(line, sizeof(line), f)) {
-		if (!json) {
-			fputs(line, stdout);
+	for (err = cider_mn_info(fd, 0, &mi); !err && n < max; err = cider_mn_info(fd, mi.mn_id + 1, &mi))
+		ids[n++] = mi.mn_id;
+	return err == -ENOENT ? (int)n : err;
+}
+
+static void stats_print_text(const struct node_stats *ns, const struct node_stats *before,
+			     double secs)
+{
+	unsigned int i;
+
+	if (before)
+		printf("mn %u (per second, over %.2f s; counters that did not move left out)\n",
+		       ns->mn, secs);
+	else
+		printf("mn %u\n", ns->mn);
+	for (i = 0; i < ns->n; i++) {
+		if (!before) {
+			printf("  %-24s %" PRIu64 "\n", ns->st[i].name, (uint64_t)ns->st[i].value);
 			continue;
 		}
-		if (!strncmp(line, "mn=", 3)) {
-			printf("\"mn\":");
-			stats_line_json(line);
-			printf(",\"channels\":[");
-		} else if (!strncmp(line, "chan=", 5)) {
-			printf("%s", chan ? "," : "");
-			stats_line_json(line);
-			chan = true;
-		} else if (!strncmp(line, "total", 5)) {
-			printf("],\"total\":");
-			stats_line_json(line);
-		} else if (!strncmp(line, "kv ", 3)) {
-			printf(",\"kv\":");
-			stats_line_json(line);
-		} else if (!strncmp(line, "peer ", 5)) {
-			printf(",\"peer\":");
-			stats_line_json(line);
+		if (i < before->n && ns->st[i].value != before->st[i].value)
+			printf("  %-24s %.1f\n", ns->st[i].name,
+			       (double)(ns->st[i].value - before->st[i].value) / secs);
+	}
+}
+
+static void stats_print_json(const struct node_stats *ns, const struct node_stats *before,
+			     double secs, bool first)
+{
+	unsigned int i;
+
+	printf("%s{\"mn\":%u,\"%s\":{", first ? "" : ",", ns->mn, before ? "per_second" : "counters");
+	for (i = 0; i < ns->n; i++) {
+		printf("%s\"%s\":", i ? "," : "", ns->st[i].name);
+		if (before)
+			printf("%.3f", i < before->n ?
+			       (double)(ns->st[i].value - before->st[i].value) / secs : 0.0);
+		else
+			printf("%" PRIu64, (uint64_t)ns->st[i].value);
+	}
+	printf("}}");
+}
+
+/*
+ * Prometheus's text format: each counter once, cider_NAME_total, with a
+ * sample per node labelled mn.  Names are [a-z0-9_] (the uapi says so),
+ * valid metric names as they are.
+ */
+static void stats_print_prometheus(const struct node_stats *ns, unsigned int nn)
+{
+	unsigned int i, k;
+
+	for (i = 0; nn && i < ns[0].n; i++) {
+		const char *name = ns[0].st[i].name;
+
+		printf("# HELP cider_%s_total CIDER counter %s (Documentation/kv.rst, \"Counters\").\n",
+		       name, name);
+		printf("# TYPE cider_%s_total counter\n", name);
+		for (k = 0; k < nn; k++)
+			if (i < ns[k].n && !strcmp(ns[k].st[i].name, name))
+				printf("cider_%s_total{mn=\"%u\"} %" PRIu64 "\n", name, ns[k].mn,
+				       (uint64_t)ns[k].st[i].value);
+	}
+}
+
+struct stats_args {
+	bool all, prometheus;
+	unsigned int mn, interval, count;
+};
+
+static int stats_parse(int argc, char **argv, struct stats_args *a)
+{
+	char err[128];
+	int i;
+
+	*a = (struct stats_args){ .all = true };
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--prometheus")) {
+			a->prometheus = true;
+		} else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
+			if (cider_num_parse_uint(argv[++i], 1, 3600, 0, &a->interval, err, sizeof(err))) {
+				fprintf(stderr, "ciderctl: stats: -i %s: %s\n", argv[i], err);
+				return -1;
+			}
+		} else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
+			if (cider_num_parse_uint(argv[++i], 1, 1000000, 0, &a->count, err, sizeof(err))) {
+				fprintf(stderr, "ciderctl: stats: -c %s: %s\n", argv[i], err);
+				return -1;
+			}
+		} else if (a->all && !parse_mn(argv[i], &a->mn)) {
+			a->all = false;
+		} else {
+			return -1;
 		}
 	}
-	fclose(f);
+	/* Rates need an interval; a scrape is one reading. */
+	if ((a->count && !a->interval) || (a->prometheus && (a->interval || json)))
+		return -1;
+	return 0;
+}
+
+#define STATS_MAX_NODES	256
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Every node in @ids read into @ns: 0, or an exit status (said why). */
+static int stats_read_all(int fd, const unsigned int *ids, unsigned int nn, struct node_stats *ns)
+{
+	unsigned int k;
+	int err;
+
+	for (k = 0; k < nn; k++) {
+		err = stats_read(fd, ids[k], &ns[k]);
+		if (err) {
+			fprintf(stderr, "ciderctl: stats: mn%u: %s\n", ids[k], stats_error(err));
+			return EXIT_UNAVAILABLE;
+		}
+	}
+	return 0;
+}
+
+static void stats_print(const struct node_stats *ns, const struct node_stats *before,
+			unsigned int nn, double secs)
+{
+	unsigned int k;
+
 	if (json)
-		printf("}");
+		printf(before ? "{\"interval_s\":%.3f,\"nodes\":[" : "[", secs);
+	for (k = 0; k < nn; k++) {
+		if (json)
+			stats_print_json(&ns[k], before ? &before[k] : NULL, secs, k == 0);
+		else
+			stats_print_text(&ns[k], before ? &before[k] : NULL, secs);
+	}
+	if (json)
+		printf(before ? "]}\n" : "]\n");
+	fflush(stdout);
+}
+
+static int stats_run(int fd, const struct stats_args *a, const unsigned int *ids, unsigned int nn,
+		     struct node_stats *cur, struct node_stats *prev)
+{
+	unsigned int round, k;
+	double t0, t1;
+	int ret;
+
+	ret = stats_read_all(fd, ids, nn, cur);
+	if (ret)
+		return ret;
+	if (!a->interval) {
+		if (a->prometheus)
+			stats_print_prometheus(cur, nn);
+		else
+			stats_print(cur, NULL, nn, 0);
+		return 0;
+	}
+	t0 = now_s();
+	for (round = 0; !a->count || round < a->count; round++) {
+		memcpy(prev, cur, nn * sizeof(*cur));
+		sleep(a->interval);
+		/* Fresh buffers: prev keeps the last reading's. */
+		for (k = 0; k < nn; k++)
+			cur[k].st = NULL;
+		ret = stats_read_all(fd, ids, nn, cur);
+		t1 = now_s();
+		if (!ret)
+			stats_print(cur, prev, nn, t1 - t0);
+		for (k = 0; k < nn; k++)
+			free(prev[k].st);
+		if (ret)
+			return ret;
+		t0 = t1;
+	}
 	return 0;
 }
 
 static int cmd_stats(int argc, char **argv)
 {
-	int fd;
-	struct cider_mn_info mi;
-	unsigned int id = 0;
-	bool first = true;
-	int ret = 0, err;
+	static struct node_stats cur[STATS_MAX_NODES], prev[STATS_MAX_NODES];
+	unsigned int ids[STATS_MAX_NODES], k;
+	struct stats_args a;
+	int fd, n, ret;
 
-	if (argc > 1 || (argc == 1 && parse_mn(argv[0], &id))) {
-		fprintf(stderr, "ciderctl: usage: stats [MN]\n");
-		return 2;
+	if (stats_parse(argc, argv, &a)) {
+		fprintf(stderr, "ciderctl: usage: stats [MN] [-i SEC [-c COUNT]] | stats [MN] --prometheus\n");
+		return EXIT_USAGE;
 	}
 	fd = ctl_dev();
 	if (fd < 0)
 		return EXIT_UNAVAILABLE;
 	/* Which nodes, before any output: a failing device is an error, not "[]". */
-	err = argc == 1 ? 0 : cider_mn_info(fd, id, &mi);
-	if (err && err != -ENOENT) {
-		fprintf(stderr, "ciderctl: stats: %s\n", cider_strerror(err));
+	n = stats_nodes(fd, a.all, a.mn, ids, STATS_MAX_NODES);
+	if (n < 0) {
+		fprintf(stderr, "ciderctl: stats: %s\n", cider_strerror(n));
 		return EXIT_UNAVAILABLE;
 	}
-	if (json)
-		printf("[");
-	if (argc == 1) {
-		ret = stats_one(id, &first);
-	} else {
-		while (!ret && !err) {
-			ret = stats_one(mi.mn_id, &first);
-			err = cider_mn_info(fd, mi.mn_id + 1, &mi);
-		}
-	}
-	if (json)
-		printf("]\n");
+	ret = stats_run(fd, &a, ids, (unsigned int)n, cur, prev);
+	for (k = 0; k < (unsigned int)n; k++)
+		free(cur[k].st);
 	return ret;
 }
 

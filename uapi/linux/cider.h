@@ -100,6 +100,8 @@ struct cider_ibdev_info {
  * back (Documentation/memory-node.rst, "Admission").
  */
 #define CIDER_FEAT_KEY		_BITULL(7)
+/* CIDER_IOC_MN_STATS: a node's counters by name, for the device's group. */
+#define CIDER_FEAT_STATS	_BITULL(8)
 #define CIDER_FEAT_V0		(CIDER_FEAT_RAW | CIDER_FEAT_KV_ARRAY | \
 				 CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING)
 
@@ -257,6 +259,41 @@ struct cider_mn_info {
 
 #define CIDER_MN_INFO_SIZE_VER0	152
 #define CIDER_IOC_MN_INFO	_IOWR(CIDER_IOC_MAGIC, 0x03, struct cider_mn_info)
+
+/*
+ * CIDER_IOC_MN_STATS: the counters of attached memory node mn_id since
+ * its attach, by name, as ethtool -S has a NIC's (CIDER_FEAT_STATS).  No
+ * capability: whoever may open the device may read every attached
+ * node's counters (stores have no owner).  stats points to nr struct
+ * cider_stat; the call fills the first min(nr, total) and sets nr to the
+ * total, so a call with nr 0 sizes the buffer.  A name is at most
+ * CIDER_STAT_NAME_LEN - 1 bytes of [a-z0-9_], NUL-terminated, and keeps
+ * its meaning in every later release; a release may add names, anywhere
+ * in the list, and a counter a node does not have is not listed (the KV
+ * ones without a KV store).  ENOENT: no attached node mn_id (not the
+ * next one); EINVAL: flags or reserved not 0, or nr above
+ * CIDER_STATS_MAX; EFAULT: stats unreachable.  The names and what they
+ * count: Documentation/kv.rst, "Counters".
+ */
+#define CIDER_STAT_NAME_LEN	32
+#define CIDER_STATS_MAX		1024
+
+struct cider_stat {
+	char name[CIDER_STAT_NAME_LEN];
+	__u64 value;
+};
+
+struct cider_mn_stats {
+	__u32 size;
+	__u32 mn_id;			/* in */
+	__u32 nr;			/* in: room at stats; out: counters the node has */
+	__u32 flags;			/* 0 */
+	__u64 stats;			/* user pointer to nr struct cider_stat */
+	__u64 reserved[2];		/* 0 */
+};
+
+#define CIDER_MN_STATS_SIZE_VER0	40
+#define CIDER_IOC_MN_STATS	_IOWR(CIDER_IOC_MAGIC, 0x04, struct cider_mn_stats)
 
 /*
  * Raw one-sided operations on a memory node's region, for tests and
