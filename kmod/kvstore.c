@@ -223,8 +223,8 @@ static void cider_kvs_kv_collect(const struct cider_kvs_stats *t,
 	cider_stat_put(o, "lease_expired", cst->lease_expired);
 }
 
-void cider_kvs_stats_collect(struct cider_mn *mn, struct cider_stats_out *o,
-			     enum cider_kvs_stats_group group)
+int cider_kvs_stats_collect(struct cider_mn *mn, struct cider_stats_out *o,
+			    enum cider_kvs_stats_group group)
 {
 	struct cider_kvs *kvs = cider_kvs_of(mn);
 	struct cider_client_stats cst = {};
@@ -232,18 +232,20 @@ void cider_kvs_stats_collect(struct cider_mn *mn, struct cider_stats_out *o,
 	unsigned int i;
 
 	if (!kvs)
-		return;
+		return 0;
 	if (group == CIDER_KVS_STATS_PEER) {
 		cider_kvs_peer_collect(&kvs->sink.stats, o);
-		return;
+		return 0;
 	}
+	/* Too big for the stack: a counter left out would break the uapi's word. */
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
-		return;
+		return -ENOMEM;
 	for (i = 0; i < kvs->nr_shards; i++)
 		cider_kvs_stats_add(t, kvs->shards[i], &cst);
 	cider_kvs_kv_collect(t, &cst, o);
 	kfree(t);
+	return 0;
 }
 
 /* debugfs mnN: "WORD name=value ..." for one group of the counters. */
@@ -253,15 +255,17 @@ static void cider_kvs_stats_line(struct seq_file *m, struct cider_mn *mn, const 
 	struct cider_stats_out o = {};
 	unsigned int i;
 
-	cider_kvs_stats_collect(mn, &o, group);
-	if (!o.n)
+	if (cider_kvs_stats_collect(mn, &o, group) || !o.n)
 		return;
 	o.st = kcalloc(o.n, sizeof(*o.st), GFP_KERNEL);
 	if (!o.st)
 		return;
 	o.room = o.n;
 	o.n = 0;
-	cider_kvs_stats_collect(mn, &o, group);
+	if (cider_kvs_stats_collect(mn, &o, group)) {
+		kfree(o.st);
+		return;
+	}
 	seq_puts(m, word);
 	for (i = 0; i < min(o.n, o.room); i++)
 		seq_printf(m, " %s=%llu", o.st[i].name, o.st[i].value);

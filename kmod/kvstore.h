@@ -138,8 +138,8 @@ void cider_kvs_stats_show(struct seq_file *m, struct cider_mn *mn);
 /* The store's counters by name (stats.h): its operations, or its peer messages. */
 enum cider_kvs_stats_group { CIDER_KVS_STATS_KV, CIDER_KVS_STATS_PEER };
 struct cider_stats_out;
-void cider_kvs_stats_collect(struct cider_mn *mn, struct cider_stats_out *o,
-			     enum cider_kvs_stats_group group);
+int cider_kvs_stats_collect(struct cider_mn *mn, struct cider_stats_out *o,
+			    enum cider_kvs_stats_group group);
 int cider_kvs_peer_inject(struct cider_mn *mn, const void *buf, size_t len);
 
 #endif

@@ -87,11 +87,11 @@ static void cider_mn_stats_node(struct cider_mn *mn, struct cider_stats_out *o)
 	cider_stat_put(o, "chan_heartbeats", t.s.heartbeats);
 }
 
-void cider_mn_stats_collect(struct cider_mn *mn, struct cider_stats_out *o)
+int cider_mn_stats_collect(struct cider_mn *mn, struct cider_stats_out *o)
 {
 	cider_mn_stats_node(mn, o);
-	cider_kvs_stats_collect(mn, o, CIDER_KVS_STATS_KV);
-	cider_kvs_stats_collect(mn, o, CIDER_KVS_STATS_PEER);
+	return cider_kvs_stats_collect(mn, o, CIDER_KVS_STATS_KV) ?:
+	       cider_kvs_stats_collect(mn, o, CIDER_KVS_STATS_PEER);
 }
 
 static int cider_mn_stats_check(const struct cider_mn_stats *a)
@@ -100,6 +100,25 @@ static int cider_mn_stats_check(const struct cider_mn_stats *a)
 	    a->nr > CIDER_STATS_MAX)
 		return -EINVAL;
 	return 0;
+}
+
+/*
+ * @mn's counters into @o, room for at most @room of them: counted first,
+ * so that the buffer is what the node has, not what the caller offers.
+ */
+static int cider_mn_stats_get(struct cider_mn *mn, struct cider_stats_out *o, u32 room)
+{
+	int ret = cider_mn_stats_collect(mn, o);
+
+	if (ret || !room)
+		return ret;
+	o->room = min(room, o->n);
+	o->n = 0;
+	/* Zeroed: the names' padding goes to user space too. */
+	o->st = kcalloc(o->room, sizeof(*o->st), GFP_KERNEL);
+	if (!o->st)
+		return -ENOMEM;
+	return cider_mn_stats_collect(mn, o);
 }
 
 long cider_ioctl_mn_stats(void __user *uarg, unsigned int cmd)
@@ -117,17 +136,10 @@ long cider_ioctl_mn_stats(void __user *uarg, unsigned int cmd)
 	mn = cider_mn_get(a.mn_id);
 	if (!mn)
 		return -ENOENT;
-	o.room = a.nr;
-	/* Zeroed: the names' padding goes to user space too. */
-	o.st = o.room ? kcalloc(o.room, sizeof(*o.st), GFP_KERNEL) : NULL;
-	if (o.room && !o.st) {
-		cider_mn_put(mn);
-		return -ENOMEM;
-	}
-	cider_mn_stats_collect(mn, &o);
+	ret = cider_mn_stats_get(mn, &o, a.nr);
 	cider_mn_put(mn);
-	if (copy_to_user(u64_to_user_ptr(a.stats), o.st,
-			 (size_t)min(o.n, o.room) * sizeof(*o.st)))
+	if (!ret && copy_to_user(u64_to_user_ptr(a.stats), o.st,
+				 (size_t)min(o.n, o.room) * sizeof(*o.st)))
 		ret = -EFAULT;
 	kfree(o.st);
 	if (ret)

@@ -34,7 +34,7 @@ void cider_chan_snapshot(struct cider_channel *ch, struct cider_chan_snap *c);
 void cider_snap_add(struct cider_chan_snap *t, const struct cider_chan_snap *c);
 
 /* Everything CIDER_IOC_MN_STATS reports for @mn, in its order. */
-void cider_mn_stats_collect(struct cider_mn *mn, struct cider_stats_out *o);
+int cider_mn_stats_collect(struct cider_mn *mn, struct cider_stats_out *o);
 long cider_ioctl_mn_stats(void __user *uarg, unsigned int cmd);
 
 #endif

@@ -14,6 +14,7 @@ static_assert(sizeof(struct cider_info) >= CIDER_INFO_SIZE_VER0);
 static_assert(sizeof(struct cider_attach) >= CIDER_ATTACH_SIZE_VER0);
 static_assert(sizeof(struct cider_detach) >= CIDER_DETACH_SIZE_VER0);
 static_assert(sizeof(struct cider_mn_info) >= CIDER_MN_INFO_SIZE_VER0);
+static_assert(sizeof(struct cider_mn_stats) >= CIDER_MN_STATS_SIZE_VER0);
 static_assert(sizeof(struct cider_raw_batch) >= CIDER_RAW_BATCH_SIZE_VER0);
 static_assert(sizeof(struct cider_raw_batch) <= CIDER_URING_CMD_AREA);
 static_assert(sizeof(struct cider_kv_cmd) >= CIDER_KV_CMD_SIZE_VER0);

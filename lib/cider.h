@@ -67,8 +67,9 @@ int cider_mn_info(int fd, unsigned int mn_id, struct cider_mn_info *mi);
 /*
  * Node @mn_id's counters by name (CIDER_IOC_MN_STATS): at most *@nr into
  * @st, and *@nr set to how many the node has (call with *@nr 0 to size
- * @st).  0, or -errno: -ENOENT no such node, -ENOTTY a module without
- * CIDER_FEAT_STATS.
+ * @st; at most CIDER_STATS_MAX).  0, or -errno: -ENOENT no such node,
+ * -ENOTTY a module without CIDER_FEAT_STATS, -EINVAL *@nr above
+ * CIDER_STATS_MAX, -EFAULT @st not writable.
  */
 int cider_mn_stats(int fd, unsigned int mn_id, struct cider_stat *st, unsigned int *nr);
 

@@ -683,11 +683,6 @@ TEST_F_TIMEOUT(kv, losing_the_node_ends_every_operation, 180)
 	EXPECT_EQ(-ENOTCONN, get8(self->fd, self->at.mn_id, 0, &v));
 }
 
-/*
- * What the shipped udev rule does (group cider, mode 0660), by hand: the
- * guest has no udev.  A member of the group who is not root can store
- * and fetch, and is refused attach and raw operations.
- */
 /* Node @mn's counter @name by CIDER_IOC_MN_STATS (@fd), or -1. */
 static long long stat_of(int fd, unsigned int mn, const char *name)
 {
@@ -746,6 +741,8 @@ static void check_stats_abi(struct __test_metadata *_metadata, int fd, unsigned 
 	ASSERT_EQ(0, cider_mn_stats(fd, mn, st, &n));
 	ASSERT_EQ(total, n);
 	EXPECT_TRUE(stat_names_ok(st, n));
+	ASSERT_LE(0, kv_counter(mn, "get_ok"));
+	ASSERT_LE(0, kv_counter(mn, "lease_waits"));
 	EXPECT_EQ(kv_counter(mn, "get_ok"), stat_of(fd, mn, "get_ok"));
 	EXPECT_EQ(kv_counter(mn, "put_ok"), stat_of(fd, mn, "put_ok"));
 	EXPECT_EQ(kv_counter(mn, "lease_waits"), stat_of(fd, mn, "lease_waits"));
@@ -790,13 +787,20 @@ static bool prometheus_has(unsigned int mn, const char *name)
 	if (!p)
 		return false;
 	while (fgets(line, sizeof(line), p)) {
-		sample |= !strncmp(line, want, strlen(want)) &&
-			  strspn(line + strlen(want), "0123456789") == strlen(line + strlen(want)) - 1;
+		size_t digits = strspn(line + strlen(want), "0123456789");
+
+		sample |= !strncmp(line, want, strlen(want)) && digits &&
+			  !strcmp(line + strlen(want) + digits, "\n");
 		typed |= !strcmp(line, type);
 	}
 	return pclose(p) == 0 && sample && typed;
 }
 
+/*
+ * What the shipped udev rule does (group cider, mode 0660), by hand: the
+ * guest has no udev.  A member of the group who is not root can store
+ * and fetch, reads its store's counters, and is refused attach and raw operations.
+ */
 TEST_F(kv, an_unprivileged_member_of_the_device_group_uses_the_store)
 {
 	const gid_t group = 4242;

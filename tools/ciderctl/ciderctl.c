@@ -58,7 +58,7 @@ static void usage(FILE *f)
 		"                                (cider-memd --key-file); prints its mn id\n"
 		"  detach MN                     disconnect memory node MN\n"
 		"  status                        attached memory nodes and their state\n"
-		"  stats [MN] [-i SEC [-c COUNT]] [--prometheus]\n"
+		"  stats [MN] [-i SEC [-c COUNT] | --prometheus]\n"
 		"                                a node's counters (every node's by\n"
 		"                                default); -i: rates per second every SEC\n"
 		"                                seconds, COUNT times (default: until\n"
@@ -464,22 +464,23 @@ static int stats_read(int fd, unsigned int mn, struct node_stats *ns)
 	int ret = cider_mn_stats(fd, mn, NULL, &want);
 
 	for (tries = 0; !ret && tries < 3; tries++) {
-		/* Room for a few more: a store may come with the next call. */
-		struct cider_stat *st = realloc(ns->st, (want + 16) * sizeof(*st));
-		unsigned int n = want + 16;
+		/* Room for a few more, within what the kernel takes. */
+		unsigned int room = want + 16 < CIDER_STATS_MAX ? want + 16 : CIDER_STATS_MAX;
+		struct cider_stat *st = realloc(ns->st, room * sizeof(*st));
+		unsigned int n = room;
 
 		if (!st)
 			return -ENOMEM;
 		ns->st = st;
 		ret = cider_mn_stats(fd, mn, st, &n);
-		if (!ret && n <= want + 16) {
+		if (!ret && n <= room) {
 			ns->mn = mn;
 			ns->n = n;
 			return 0;
 		}
 		want = n;
 	}
-	return ret;
+	return ret ?: -EAGAIN;
 }
 
 static const char *stats_error(int err)
@@ -501,9 +502,34 @@ static int stats_nodes(int fd, bool all, unsigned int one, unsigned int *ids, un
 		ids[0] = one;
 		return 1;
 	}
-	for (err = cider_mn_info(fd, 0, &mi); !err && n < max; err = cider_mn_info(fd, mi.mn_id + 1, &mi))
+	for (err = cider_mn_info(fd, 0, &mi); !err; err = cider_mn_info(fd, mi.mn_id + 1, &mi)) {
+		if (n == max) {
+			fprintf(stderr, "ciderctl: stats: more than %u nodes: the first %u\n", max, max);
+			return (int)n;
+		}
 		ids[n++] = mi.mn_id;
+	}
 	return err == -ENOENT ? (int)n : err;
+}
+
+/*
+ * Counter @i of @ns per second since @before, matched by name; a counter
+ * that went down started again (its node detached, another attached
+ * with the id): counted from 0.
+ */
+static double stats_rate(const struct node_stats *ns, const struct node_stats *before,
+			 unsigned int i, double secs)
+{
+	uint64_t v = ns->st[i].value, was = 0;
+	unsigned int j;
+
+	for (j = 0; j < before->n; j++) {
+		if (!strcmp(before->st[j].name, ns->st[i].name)) {
+			was = before->st[j].value;
+			break;
+		}
+	}
+	return (double)(v >= was ? v - was : v) / secs;
 }
 
 static void stats_print_text(const struct node_stats *ns, const struct node_stats *before,
@@ -521,9 +547,8 @@ static void stats_print_text(const struct node_stats *ns, const struct node_stat
 			printf("  %-24s %" PRIu64 "\n", ns->st[i].name, (uint64_t)ns->st[i].value);
 			continue;
 		}
-		if (i < before->n && ns->st[i].value != before->st[i].value)
-			printf("  %-24s %.1f\n", ns->st[i].name,
-			       (double)(ns->st[i].value - before->st[i].value) / secs);
+		if (stats_rate(ns, before, i, secs) != 0)
+			printf("  %-24s %.1f\n", ns->st[i].name, stats_rate(ns, before, i, secs));
 	}
 }
 
@@ -536,8 +561,7 @@ static void stats_print_json(const struct node_stats *ns, const struct node_stat
 	for (i = 0; i < ns->n; i++) {
 		printf("%s\"%s\":", i ? "," : "", ns->st[i].name);
 		if (before)
-			printf("%.3f", i < before->n ?
-			       (double)(ns->st[i].value - before->st[i].value) / secs : 0.0);
+			printf("%.3f", stats_rate(ns, before, i, secs));
 		else
 			printf("%" PRIu64, (uint64_t)ns->st[i].value);
 	}
@@ -549,20 +573,38 @@ static void stats_print_json(const struct node_stats *ns, const struct node_stat
  * sample per node labelled mn.  Names are [a-z0-9_] (the uapi says so),
  * valid metric names as they are.
  */
+/* Is @name among the counters of the nodes before @k (printed already)? */
+static bool stats_seen(const struct node_stats *ns, unsigned int k, const char *name)
+{
+	unsigned int j, i;
+
+	for (j = 0; j < k; j++)
+		for (i = 0; i < ns[j].n; i++)
+			if (!strcmp(ns[j].st[i].name, name))
+				return true;
+	return false;
+}
+
 static void stats_print_prometheus(const struct node_stats *ns, unsigned int nn)
 {
-	unsigned int i, k;
+	unsigned int k, i, j, m;
 
-	for (i = 0; nn && i < ns[0].n; i++) {
-		const char *name = ns[0].st[i].name;
+	/* Each name once, wherever it first appears; then every node that has it. */
+	for (k = 0; k < nn; k++) {
+		for (i = 0; i < ns[k].n; i++) {
+			const char *name = ns[k].st[i].name;
 
-		printf("# HELP cider_%s_total CIDER counter %s (Documentation/kv.rst, \"Counters\").\n",
-		       name, name);
-		printf("# TYPE cider_%s_total counter\n", name);
-		for (k = 0; k < nn; k++)
-			if (i < ns[k].n && !strcmp(ns[k].st[i].name, name))
-				printf("cider_%s_total{mn=\"%u\"} %" PRIu64 "\n", name, ns[k].mn,
-				       (uint64_t)ns[k].st[i].value);
+			if (stats_seen(ns, k, name))
+				continue;
+			printf("# HELP cider_%s_total CIDER counter %s (Documentation/kv.rst, \"Counters\").\n",
+			       name, name);
+			printf("# TYPE cider_%s_total counter\n", name);
+			for (m = k; m < nn; m++)
+				for (j = 0; j < ns[m].n; j++)
+					if (!strcmp(ns[m].st[j].name, name))
+						printf("cider_%s_total{mn=\"%u\"} %" PRIu64 "\n", name,
+						       ns[m].mn, (uint64_t)ns[m].st[j].value);
+		}
 	}
 }
 
