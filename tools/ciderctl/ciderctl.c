@@ -536,6 +536,7 @@ static void stats_print_text(const struct node_stats *ns, const struct node_stat
 			     double secs)
 {
 	unsigned int i;
+	double r;
 
 	if (before)
 		printf("mn %u (per second, over %.2f s; counters that did not move left out)\n",
@@ -547,8 +548,9 @@ static void stats_print_text(const struct node_stats *ns, const struct node_stat
 			printf("  %-24s %" PRIu64 "\n", ns->st[i].name, (uint64_t)ns->st[i].value);
 			continue;
 		}
-		if (stats_rate(ns, before, i, secs) != 0)
-			printf("  %-24s %.1f\n", ns->st[i].name, stats_rate(ns, before, i, secs));
+		r = stats_rate(ns, before, i, secs);
+		if (r != 0)
+			printf("  %-24s %.1f\n", ns->st[i].name, r);
 	}
 }
 
