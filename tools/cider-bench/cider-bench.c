@@ -552,16 +552,17 @@ static int cmd_raw(void)
 			host[strlen(host) - 1] = '\0';
 	}
 	if (opt.json) {
-		printf("{\"op\":\"%s\",\"threads\":%u,\"depth\":%u,\"batch\":%u,\"size\":%u,"
-		       "\"duration_s\":%.3f,\"ops\":%llu,\"mops\":%.6f,\"p50_us\":%.1f,"
-		       "\"p99_us\":%.1f,\"wr_per_doorbell\":%.2f,\"doorbells\":%llu,"
-		       "\"wrs\":%llu,\"mn\":%u,\"device\":",
+		/* The kv report's names for the same quantities (kvreport.c). */
+		printf("{\"bench\":\"raw\",\"op\":\"%s\",\"threads\":%u,\"depth\":%u,\"batch\":%u,"
+		       "\"size\":%u,\"seconds\":%.3f,\"ops\":%llu,\"throughput_mops\":%.6f,"
+		       "\"p50_us\":%.1f,\"p99_us\":%.1f,\"wr_per_doorbell\":%.2f,"
+		       "\"doorbells\":%llu,\"wrs\":%llu,\"mn\":%u,\"device\":",
 		       op_names[opt.op], opt.threads, opt.depth, opt.batch, opt.size, elapsed,
 		       ops, mops, p50, p99, wpd, db1 - db0, wr1 - wr0, mi.mn_id);
 		cider_json_str(stdout, mi.ibdev, strlen(mi.ibdev));
 		if (opt.perftest) {
-			printf(",\"perftest_mops\":%.6f,\"ratio\":%.3f,\"perftest_cmd\":",
-			       pt, pt > 0 ? mops / pt : 0);
+			printf(",\"perftest_throughput_mops\":%.6f,\"ratio\":%.3f,"
+			       "\"perftest_cmd\":", pt, pt > 0 ? mops / pt : 0);
 			cider_json_str(stdout, cmd, strlen(cmd));
 		}
 		printf("}\n");
