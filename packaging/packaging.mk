@@ -62,6 +62,10 @@ build/cider-memd@.service: packaging/cider-memd@.service.in VERSION FORCE
 	@mkdir -p build
 	$(SUBST) $< > $@.tmp && mv $@.tmp $@
 
+build/cider-attach.service: packaging/cider-attach.service.in VERSION FORCE
+	@mkdir -p build
+	$(SUBST) $< > $@.tmp && mv $@.tmp $@
+
 build/dkms.conf: packaging/dkms.conf.in VERSION FORCE
 	@mkdir -p build
 	$(SUBST) $< > $@.tmp && mv $@.tmp $@
@@ -88,7 +92,8 @@ man-check: man $(INSTALLED_TOOLS)
 	packaging/man-check build/man $(INSTALLED_TOOLS)
 
 # What the Debian build compiles (no module: DKMS builds it where installed).
-dist-build: libs man $(INSTALLED_TOOLS) build/cider-memd@.service build/dkms.conf
+dist-build: libs man $(INSTALLED_TOOLS) build/cider-memd@.service build/cider-attach.service \
+		build/dkms.conf
 
 install-lib: libs
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/cider/linux
@@ -114,12 +119,13 @@ install-man: man
 	done
 	set -e; for f in $(LIBCIDER_FUNCS); do ln -sf libcider.3 $(DESTDIR)$(MANDIR)/man3/$$f.3; done
 
-install-system: build/cider-memd@.service
+install-system: build/cider-memd@.service build/cider-attach.service
 	$(INSTALL) -d $(DESTDIR)$(UDEVDIR)/rules.d $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/cider $(DESTDIR)$(DOCDIR)/examples
 	$(INSTALL) -m 644 packaging/60-cider.rules $(DESTDIR)$(UDEVDIR)/rules.d/
-	$(INSTALL) -m 644 build/cider-memd@.service $(DESTDIR)$(SYSTEMDUNITDIR)/
-	$(INSTALL) -m 644 packaging/memd-default.conf $(DESTDIR)$(SYSCONFDIR)/cider/
+	$(INSTALL) -m 644 build/cider-memd@.service build/cider-attach.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/
+	$(INSTALL) -m 644 packaging/memd-default.conf packaging/cn.conf $(DESTDIR)$(SYSCONFDIR)/cider/
 	$(INSTALL) -m 644 packaging/modprobe.d-cider.conf $(DESTDIR)$(DOCDIR)/examples/modprobe.d-cider.conf
 	$(INSTALL) -m 644 packaging/modules-load.d-cider.conf $(DESTDIR)$(DOCDIR)/examples/modules-load.d-cider.conf
 
@@ -142,5 +148,5 @@ deb:
 # What make check runs on the host: the unit is accepted by
 # systemd-analyze verify, the udev rule by udevadm, the library exports
 # exactly its version script.
-packaging-check: libs build/cider-memd@.service
+packaging-check: libs build/cider-memd@.service build/cider-attach.service
 	packaging/packaging-check

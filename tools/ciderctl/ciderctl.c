@@ -17,22 +17,13 @@
 #include "cider.h"
 #include "jsonw.h"
 #include "numparse.h"
+#include "ciderctl.h"
+#include "cnconf.h"
 
-static bool json;
-
-/*
- * Exit statuses (ciderctl(8)): 0 done; 1 the key is absent or exists, or
- * the node refused; 2 bad usage; 3 the module, the device or the memory
- * node is not there or not reachable; 4 the outcome is unknown (a write
- * sent when the node was lost: it may have happened).
- */
-#define EXIT_REFUSED		1
-#define EXIT_USAGE		2
-#define EXIT_UNAVAILABLE	3
-#define EXIT_UNKNOWN		4
+bool json;
 
 /* /dev/cider, opened the first time a command needs it: after its arguments. */
-static int ctl_dev(void)
+int ctl_dev(void)
 {
 	static int fd = -1;
 
@@ -51,12 +42,17 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n"
 		"  info                          module version, features, RDMA devices\n"
-		"  attach ADDR:PORT [cn ID] [timeout MS] [key-file FILE]\n"
+		"  attach HOST:PORT [cn ID] [timeout MS] [key-file FILE]\n"
 		"                                connect to a memory node (cider-memd) as\n"
 		"                                compute node ID (default 0), proving the\n"
 		"                                store's key in FILE if the node has one\n"
 		"                                (cider-memd --key-file); prints its mn id\n"
-		"  detach MN                     disconnect memory node MN\n"
+		"  attach --all [config FILE] [retry SEC]\n"
+		"                                attach every memory node cn.conf lists\n"
+		"                                that is not attached (default\n"
+		"                                " CIDER_CN_CONF "); nodes that do not\n"
+		"                                answer again, until SEC seconds passed\n"
+		"  detach MN | --all             disconnect memory node MN, or every one\n"
 		"  status                        attached memory nodes and their state\n"
 		"  stats [MN] [-i SEC [-c COUNT] | --prometheus]\n"
 		"                                a node's counters (every node's by\n"
@@ -94,7 +90,7 @@ static void print_dev_text(const struct cider_ibdev_info *d)
 }
 
 /* Print @s as a JSON string: device names are chosen by whoever added them. */
-static void json_str(const char *s)
+void json_str(const char *s)
 {
 	cider_json_str(stdout, s, strlen(s));
 }
@@ -182,161 +178,19 @@ static int cmd_info(int argc, char **argv)
 	return 0;
 }
 
-static int parse_uint(const char *s, unsigned int max, unsigned int *out)
+int parse_uint(const char *s, unsigned int max, unsigned int *out)
 {
 	char err[128];
 
 	return cider_num_parse_uint(s, 0, max, 0, out, err, sizeof(err));
 }
 
-/* What a refused attach says: the node's reason, when it gave one. */
-static const char *attach_error(int ret)
-{
-	switch (ret) {
-	case -EACCES:
-		return "refused by the memory node: not on its allow list (cider-memd --allow)";
-	case -EKEYREJECTED:
-		return "refused by the memory node: it wants a key proof and this one is "
-		       "missing or wrong (key-file FILE, the node's --key-file)";
-	case -EKEYEXPIRED:
-		return "refused by the memory node: the key proof is out of its 30 s window "
-		       "(are the two clocks apart?)";
-	case -ENOKEY:
-		return "the memory node did not prove it holds the key (it runs without "
-		       "--key-file, or with another key)";
-	}
-	return cider_strerror(ret);
-}
-
-/* The attach's options after ADDR:PORT, word and value pairs. */
-static int attach_args(int argc, char **argv, unsigned int *cn, unsigned int *timeout,
-		       const char **key_file)
-{
-	const char *w;
-	int i;
-
-	for (i = 1; i < argc; i += 2) {
-		w = argv[i];
-		if (!strncmp(w, "--", 2))	/* --key-file as cider-memd spells it */
-			w += 2;
-		if (!strcmp(w, "cn") && !parse_uint(argv[i + 1], CIDER_MAX_CN_ID, cn))
-			continue;
-		if (!strcmp(w, "timeout") &&
-		    !parse_uint(argv[i + 1], CIDER_ATTACH_MAX_TIMEOUT_MS, timeout))
-			continue;
-		if (!strcmp(w, "key-file")) {
-			*key_file = argv[i + 1];
-			continue;
-		}
-		fprintf(stderr, "ciderctl: attach: bad '%s %s' (cn 0..%d, timeout 0..%d ms, "
-			"key-file FILE)\n", argv[i], argv[i + 1], CIDER_MAX_CN_ID,
-			CIDER_ATTACH_MAX_TIMEOUT_MS);
-		return 2;
-	}
-	return 0;
-}
-
-static int attach(int fd, const char *addr, unsigned int cn, unsigned int timeout,
-		  const char *key_file, struct cider_attach *at)
-{
-	unsigned char key[CIDER_KEY_MAX_LEN];
-	struct cider_info info;
-	char err[512];
-	size_t len = 0;
-	int ret;
-
-	if (!key_file)
-		return cider_attach(fd, addr, cn, timeout, at);
-	if (cider_key_load(key_file, key, &len, err, sizeof(err))) {
-		fprintf(stderr, "ciderctl: attach: key-file %s\n", err);
-		return 2;
-	}
-	ret = cider_get_info(fd, &info);
-	if (!ret && !(cider_features(&info) & CIDER_FEAT_KEY)) {
-		fprintf(stderr, "ciderctl: attach: this cider.ko cannot prove a key "
-			"(no 'key' in ciderctl info's features)\n");
-		ret = 2;
-	} else {
-		ret = cider_attach_key(fd, addr, cn, timeout, key, len, at);
-	}
-	explicit_bzero(key, sizeof(key));
-	return ret;
-}
-
-static int cmd_attach(int argc, char **argv)
-{
-	int fd;
-	unsigned int cn = 0, timeout = 0;
-	const char *key_file = NULL;
-	struct cider_attach at;
-	int ret;
-
-	if (argc < 1 || argc % 2 == 0) {
-		fprintf(stderr, "ciderctl: usage: attach ADDR:PORT [cn ID] [timeout MS] "
-			"[key-file FILE]\n");
-		return 2;
-	}
-	ret = attach_args(argc, argv, &cn, &timeout, &key_file);
-	if (ret)
-		return ret;
-	if (cider_parse_addr(argv[0], &at)) {
-		fprintf(stderr, "ciderctl: attach: '%s' is not a.b.c.d:port or [v6]:port "
-			"(port 1..65535)\n", argv[0]);
-		return EXIT_USAGE;
-	}
-	fd = ctl_dev();
-	if (fd < 0)
-		return EXIT_UNAVAILABLE;
-	ret = attach(fd, argv[0], cn, timeout, key_file, &at);
-	if (ret == 2)
-		return 2;
-	if (ret == -EINVAL && cider_parse_addr(argv[0], &at)) {
-		fprintf(stderr, "ciderctl: attach: '%s' is not a.b.c.d:port or [v6]:port\n", argv[0]);
-		return 2;
-	}
-	if (ret) {
-		fprintf(stderr, "ciderctl: attach %s: %s\n", argv[0], attach_error(ret));
-		/* Refused on purpose (1), or nobody there to ask (3). */
-		return ret == -EACCES || ret == -EKEYREJECTED || ret == -EKEYEXPIRED ||
-		       ret == -ENOKEY || ret == -EADDRINUSE || ret == -EPROTO ||
-		       ret == -EOPNOTSUPP || ret == -EPERM ? EXIT_REFUSED : EXIT_UNAVAILABLE;
-	}
-	if (json)
-		printf("{\"mn\":%u,\"channels\":%u,\"region_size\":%llu}\n", at.mn_id,
-		       at.nr_channels, (unsigned long long)at.region_size);
-	else
-		printf("mn%u: attached %s, %u channels, region %llu bytes\n", at.mn_id, argv[0],
-		       at.nr_channels, (unsigned long long)at.region_size);
-	return 0;
-}
-
-static int parse_mn(const char *s, unsigned int *id)
+/* A node's id: N or mnN. */
+int parse_mn(const char *s, unsigned int *id)
 {
 	if (!strncmp(s, "mn", 2))
 		s += 2;
 	return parse_uint(s, 0x7fffffff, id);
-}
-
-static int cmd_detach(int argc, char **argv)
-{
-	int fd;
-	unsigned int id;
-	int ret;
-
-	if (argc != 1 || parse_mn(argv[0], &id)) {
-		fprintf(stderr, "ciderctl: usage: detach MN\n");
-		return 2;
-	}
-	fd = ctl_dev();
-	if (fd < 0)
-		return EXIT_UNAVAILABLE;
-	ret = cider_detach(fd, id);
-	if (ret) {
-		fprintf(stderr, "ciderctl: detach mn%u: %s\n", id,
-			ret == -ENOENT ? "no such memory node" : cider_strerror(ret));
-		return 1;
-	}
-	return 0;
 }
 
 static const char *store_index_name(unsigned int i)

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* ciderctl: what its commands' files share. */
+#ifndef CIDERCTL_H
+#define CIDERCTL_H
+
+#include <stdbool.h>
+
+/*
+ * Exit statuses (ciderctl(8)): 0 done; 1 the key is absent or exists, or
+ * the node refused; 2 bad usage; 3 the module, the device or the memory
+ * node is not there or not reachable; 4 the outcome is unknown (a write
+ * sent when the node was lost: it may have happened).
+ */
+#define EXIT_REFUSED		1
+#define EXIT_USAGE		2
+#define EXIT_UNAVAILABLE	3
+#define EXIT_UNKNOWN		4
+
+extern bool json;
+
+int ctl_dev(void);
+void json_str(const char *s);
+int parse_uint(const char *s, unsigned int max, unsigned int *out);
+int parse_mn(const char *s, unsigned int *id);
+
+/* attach.c */
+int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
+
+#endif
