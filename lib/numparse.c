@@ -2,6 +2,7 @@
 /* The tools' number parser (numparse.h). */
 #include <ctype.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "numparse.h"
 
@@ -74,6 +75,20 @@ int cider_num_parse(const char *s, uint64_t min, uint64_t max, unsigned int flag
 	}
 	*out = v;
 	return 0;
+}
+
+int cider_num_parse_n(const char *s, size_t len, uint64_t min, uint64_t max,
+		      unsigned int flags, uint64_t *out, char *err, size_t errlen)
+{
+	char buf[72];	/* 64 binary digits and more are out of range anyway */
+
+	if (len >= sizeof(buf)) {
+		snprintf(err, errlen, "'%.*s...' is too long for a number", 16, s);
+		return -1;
+	}
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return cider_num_parse(buf, min, max, flags, out, err, errlen);
 }
 
 int cider_num_parse_uint(const char *s, unsigned int min, unsigned int max,

@@ -22,6 +22,14 @@
 int cider_num_parse(const char *s, uint64_t min, uint64_t max, unsigned int flags,
 		    uint64_t *out, char *err, size_t errlen);
 
+/*
+ * The first @len characters of @s, as cider_num_parse() takes a whole
+ * string: for a number inside a line of data (a JSON value, a
+ * NAME=VALUE token, A-B).
+ */
+int cider_num_parse_n(const char *s, size_t len, uint64_t min, uint64_t max,
+		      unsigned int flags, uint64_t *out, char *err, size_t errlen);
+
 /* The same into an unsigned int (@max at most UINT_MAX). */
 int cider_num_parse_uint(const char *s, unsigned int min, unsigned int max,
 			 unsigned int flags, unsigned int *out, char *err, size_t errlen);

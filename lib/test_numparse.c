@@ -80,4 +80,24 @@ TEST(the_unsigned_int_form_keeps_its_range)
 	EXPECT_EQ(255U, v);
 }
 
+/* A number inside a line: exactly @len characters, the rest not read. */
+TEST(the_counted_form_reads_only_its_length)
+{
+	char err[128], big[100];
+	uint64_t v = 7;
+
+	EXPECT_EQ(0, cider_num_parse_n("123,\"b\":4", 3, 0, UINT64_MAX, 0, &v, err, sizeof(err)));
+	EXPECT_EQ(123U, v);
+	EXPECT_EQ(0, cider_num_parse_n("64-128", 2, 8, 1000, 0, &v, err, sizeof(err)));
+	EXPECT_EQ(64U, v);
+	EXPECT_EQ(-1, cider_num_parse_n("4-128", 1, 8, 1000, 0, &v, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "out of range 8..1000"));
+	EXPECT_EQ(-1, cider_num_parse_n("x1", 0, 0, 10, 0, &v, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "not a number"));
+	memset(big, '1', sizeof(big));
+	EXPECT_EQ(-1, cider_num_parse_n(big, sizeof(big), 0, UINT64_MAX, 0, &v, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "too long"));
+	EXPECT_EQ(64U, v);	/* left alone on every failure */
+}
+
 TEST_HARNESS_MAIN

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numparse.h"
 #include "workload.h"
 
 static double zeta(uint64_t n, double theta)
@@ -112,7 +113,9 @@ bool cider_workload_preloaded(const struct cider_workload *w, uint64_t key)
 
 int cider_sizes_parse(const char *s, struct cider_sizes *z)
 {
-	char *end;
+	const char *dash;
+	uint64_t a, b;
+	char err[96];
 
 	memset(z, 0, sizeof(*z));
 	if (!strcmp(s, "twitter")) {
@@ -120,16 +123,21 @@ int cider_sizes_parse(const char *s, struct cider_sizes *z)
 		return 0;
 	}
 	if (!strncmp(s, "fixed:", 6)) {
-		z->a = z->b = (uint32_t)strtoul(s + 6, &end, 10);
-		return *end || z->a < 8 ? -1 : 0;
-	}
-	if (!strncmp(s, "uniform:", 8)) {
-		z->kind = 1;
-		z->a = (uint32_t)strtoul(s + 8, &end, 10);
-		if (*end != '-')
+		if (cider_num_parse_uint(s + 6, 8, UINT32_MAX, 0, &z->a, err, sizeof(err)))
 			return -1;
-		z->b = (uint32_t)strtoul(end + 1, &end, 10);
-		return *end || z->a < 8 || z->b < z->a ? -1 : 0;
+		z->b = z->a;
+		return 0;
+	}
+	dash = strchr(s, '-');
+	if (!strncmp(s, "uniform:", 8) && dash) {
+		z->kind = 1;
+		if (cider_num_parse_n(s + 8, (size_t)(dash - s - 8), 8, UINT32_MAX, 0, &a, err,
+				      sizeof(err)) ||
+		    cider_num_parse(dash + 1, a, UINT32_MAX, 0, &b, err, sizeof(err)))
+			return -1;
+		z->a = (uint32_t)a;
+		z->b = (uint32_t)b;
+		return 0;
 	}
 	return -1;
 }

@@ -282,10 +282,24 @@ static void *worker_main(void *p)
 	return NULL;
 }
 
+/* The number after @key (" name=") in a debugfs line, 0 if none. */
+static unsigned long long line_counter(const char *line, const char *key)
+{
+	const char *p = strstr(line, key);
+	uint64_t v;
+	char err[96];
+
+	if (!p)
+		return 0;
+	p += strlen(key);
+	return cider_num_parse_n(p, strspn(p, "0123456789"), 0, UINT64_MAX, 0, &v, err,
+				 sizeof(err)) ? 0 : v;
+}
+
 /* Totals from /sys/kernel/debug/cider/mnN: doorbells and work requests. */
 int bench_read_counters(unsigned int mn, unsigned long long *doorbells, unsigned long long *wrs)
 {
-	char path[64], line[1024], *p;
+	char path[64], line[1024];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/kernel/debug/cider/mn%u", mn);
@@ -295,10 +309,8 @@ int bench_read_counters(unsigned int mn, unsigned long long *doorbells, unsigned
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "total ", 6))
 			continue;
-		p = strstr(line, " doorbells=");
-		*doorbells = p ? strtoull(p + 11, NULL, 10) : 0;
-		p = strstr(line, " wrs=");
-		*wrs = p ? strtoull(p + 5, NULL, 10) : 0;
+		*doorbells = line_counter(line, " doorbells=");
+		*wrs = line_counter(line, " wrs=");
 	}
 	fclose(f);
 	return 0;

@@ -157,7 +157,8 @@ void kv_read_counters(unsigned int mn, struct kv_counters *c)
 {
 	static const char *const verbs[] = { "verbs_read", "verbs_write", "verbs_cas", "verbs_faa" };
 	char path[64], line[4096], *tok, *save = NULL, *eq;
-	unsigned long long v;
+	uint64_t v;
+	char err[96];
 	unsigned int i;
 	FILE *f;
 
@@ -175,7 +176,8 @@ void kv_read_counters(unsigned int mn, struct kv_counters *c)
 			if (!eq)
 				continue;
 			*eq = '\0';
-			v = strtoull(eq + 1, NULL, 10);
+			if (cider_num_parse(eq + 1, 0, UINT64_MAX, 0, &v, err, sizeof(err)))
+				continue;	/* not a counter */
 			for (i = 0; i < 4; i++)
 				if (!strcmp(tok, verbs[i]))
 					c->verbs[i] = v;

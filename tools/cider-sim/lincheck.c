@@ -185,7 +185,6 @@ int lc_parse_line(struct lc_history *h, const char *line, char *err, size_t errl
 	unsigned int have = 0;
 	const char *p = skip_ws(line);
 	char name[32], val[64];
-	char *end;
 
 	if (!*p)
 		return 0;
@@ -202,17 +201,19 @@ int lc_parse_line(struct lc_history *h, const char *line, char *err, size_t errl
 			if (!p || set_str(h, &o, name, val, &have))
 				BAD("line %u: bad value for \"%s\"", o.line, name);
 		} else if (*p >= '0' && *p <= '9') {
-			errno = 0;
-			set_num(&o, name, strtoull(p, &end, 10), &have);
-			if (errno)
-				BAD("line %u: number out of range", o.line);
-			p = end;
+			size_t n = strspn(p, "0123456789");
+			uint64_t v;
+			char why[96];
+
+			if (cider_num_parse_n(p, n, 0, UINT64_MAX, 0, &v, why, sizeof(why)))
+				BAD("line %u: %s", o.line, why);
+			set_num(&o, name, v, &have);
+			p += n;
 		} else if (*p == '-' && p[1] >= '0' && p[1] <= '9') {
 			/* Only a field this checker does not read may be negative. */
 			if (lookup(name, num_fields, (int)(sizeof(num_fields) / sizeof(num_fields[0]))) >= 0)
 				BAD("line %u: negative \"%s\"", o.line, name);
-			strtoll(p, &end, 10);
-			p = end;
+			p += 1 + strspn(p + 1, "0123456789");
 		} else if (!strncmp(p, "true", 4) || !strncmp(p, "null", 4)) {
 			p += 4;
 		} else if (!strncmp(p, "false", 5)) {
