@@ -115,14 +115,15 @@ HOST_TEST_SCRIPTS := tools/cider-memd/tests/test_usage tools/ciderctl/test_usage
 host-tests:
 	@echo $(HOST_TESTS) $(HOST_TEST_SCRIPTS)
 
-lib/libcider.a: $(LIB_SRC) $(LIB_HDR) lib/cider-uring.c lib/cider-uring.h
+lib/libcider.a: $(LIB_SRC) $(LIB_HDR) lib/cider-uring.c lib/cider-uring.h lib/cider-batch.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider.o lib/cider.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-kv.o lib/cider-kv.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-uring.o lib/cider-uring.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/cider-batch.o lib/cider-batch.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/keyfile.o lib/keyfile.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/numparse.o lib/numparse.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o lib/jsonw.o lib/jsonw.c
-	ar rcs $@ lib/cider.o lib/cider-kv.o lib/cider-uring.o lib/keyfile.o lib/numparse.o lib/jsonw.o
+	ar rcs $@ lib/cider.o lib/cider-kv.o lib/cider-uring.o lib/cider-batch.o lib/keyfile.o lib/numparse.o lib/jsonw.o
 
 tools/vm/cider-hub: tools/vm/cider-hub.c
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
@@ -186,8 +187,10 @@ lib/test_jsonw: lib/test_jsonw.c lib/jsonw.c lib/jsonw.h $(LT)/.done
 lib/test_numparse: lib/test_numparse.c lib/numparse.c lib/numparse.h $(LT)/.done
 	$(CC) -Ilib -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< lib/numparse.c
 
-lib/test_libcider: lib/test_libcider.c $(LIB_SRC) $(LIB_HDR) $(LT)/.done
-	$(CC) $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< $(LIB_SRC)
+lib/test_libcider: lib/test_libcider.c $(LIB_SRC) $(LIB_HDR) lib/cider-batch.c lib/cider-uring.c \
+		   lib/cider-uring.h $(LT)/.done
+	$(CC) $(CPPFLAGS) -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< $(LIB_SRC) \
+		lib/cider-batch.c lib/cider-uring.c -luring
 
 # The portable core, built as user-space code under the sanitizers.
 kmod/core/tests/test_%: kmod/core/tests/test_%.c $(CORE_SRC) $(PROTO_SRC) $(CORE_HDR) $(LT)/.done

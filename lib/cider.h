@@ -118,6 +118,26 @@ int cider_delete(int fd, unsigned int store, const void *key, size_t key_len);
 int cider_kv_cmd_init(struct cider_kv_cmd *cmd, unsigned int store, unsigned int opcode,
 		      const void *key, size_t key_len, const void *value, size_t value_len);
 
+/*
+ * KV operations in batches, up to @depth (1..CIDER_BATCH_MAX_DEPTH) in
+ * flight at once through io_uring, for callers that do not use liburing
+ * themselves.  cider_batch_new() returns NULL with errno set.
+ *
+ * cider_batch_run() runs @nr operations described by cider_kv_cmd_init()
+ * (their keys, values and GET buffers valid until it returns), in order
+ * of submission but completing in any order, and puts each result in
+ * @res[i] as CIDER_IOC_KV returns it (GET: the value's length, or
+ * -errno).  It returns 0 once all have completed, or -errno if the ring
+ * itself failed: then it waited for the operations the kernel had taken,
+ * the others (-ECANCELED) did not run, and the batch refuses further runs.
+ */
+#define CIDER_BATCH_MAX_DEPTH	4096
+struct cider_batch;
+struct cider_batch *cider_batch_new(int fd, unsigned int depth);
+int cider_batch_run(struct cider_batch *b, const struct cider_kv_cmd *cmds, unsigned int nr,
+		    int *res);
+void cider_batch_free(struct cider_batch *b);
+
 /* A message for a KV operation's result (-ENOENT is "no such key"). */
 const char *cider_kv_strerror(int err);
 

@@ -120,6 +120,46 @@ TEST(kv_on_other_device_is_enotty_and_keeps_the_length)
 	close(fd);
 }
 
+TEST(batch_refuses_bad_arguments)
+{
+	int res[1];
+
+	errno = 0;
+	ASSERT_EQ(NULL, cider_batch_new(-1, 8));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(NULL, cider_batch_new(0, 0));
+	ASSERT_EQ(NULL, cider_batch_new(0, CIDER_BATCH_MAX_DEPTH + 1));
+	ASSERT_EQ(-EINVAL, cider_batch_run(NULL, NULL, 0, res));
+	cider_batch_free(NULL);
+}
+
+/*
+ * Every operation gets its own result, in its own place, also past the
+ * ring's depth: on a descriptor that is not open, -EBADF each.
+ */
+TEST(batch_gives_each_operation_its_result)
+{
+	struct cider_kv_cmd cmds[37];
+	int fd = 999, res[37], v = 0;	/* far above what the ring takes */
+	struct cider_batch *b;
+	unsigned int i;
+
+	ASSERT_EQ(-1, fcntl(fd, F_GETFD));
+	b = cider_batch_new(fd, 4);
+	if (!b && (errno == ENOSYS || errno == EPERM))
+		SKIP(return, "io_uring is not available here");
+	ASSERT_NE(NULL, b);
+	for (i = 0; i < 37; i++) {
+		ASSERT_EQ(0, cider_kv_cmd_init(&cmds[i], 0, CIDER_KV_GET, "k", 1, &v, sizeof(v)));
+		res[i] = 12345;
+	}
+	ASSERT_EQ(0, cider_batch_run(b, cmds, 37, res));
+	for (i = 0; i < 37; i++)
+		EXPECT_EQ(-EBADF, res[i]);
+	ASSERT_EQ(0, cider_batch_run(b, cmds, 0, res));	/* nothing: done */
+	cider_batch_free(b);
+}
+
 TEST(kv_strerror_speaks_of_keys)
 {
 	ASSERT_STREQ("no such key", cider_kv_strerror(-ENOENT));

@@ -46,11 +46,11 @@ INSTALLED_TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cid
 .PHONY: dist-build install install-lib install-tools install-man install-system install-dkms \
 	libs man man-check deb packaging-check
 
-$(SOLIB): lib/cider.c lib/cider-kv.c lib/cider-uring.c lib/keyfile.c lib/numparse.c lib/jsonw.c $(LIB_HDR) lib/cider-uring.h packaging/libcider.map
+$(SOLIB): lib/cider.c lib/cider-kv.c lib/cider-uring.c lib/cider-batch.c lib/keyfile.c lib/numparse.c lib/jsonw.c $(LIB_HDR) lib/cider-uring.h packaging/libcider.map
 	@mkdir -p build/lib
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -fPIC -shared -Wl,-soname,$(SONAME) \
 		-Wl,--version-script=packaging/libcider.map -Wl,--no-undefined $(LDFLAGS) \
-		-o $@ lib/cider.c lib/cider-kv.c lib/cider-uring.c lib/keyfile.c lib/numparse.c lib/jsonw.c -luring
+		-o $@ lib/cider.c lib/cider-kv.c lib/cider-uring.c lib/cider-batch.c lib/keyfile.c lib/numparse.c lib/jsonw.c -luring
 	ln -sf $(notdir $@) build/lib/$(SONAME)
 	ln -sf $(SONAME) build/lib/libcider.so
 
