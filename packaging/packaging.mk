@@ -22,6 +22,8 @@ DOCDIR ?= $(DATADIR)/doc/cider
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UDEVDIR ?= $(PREFIX)/lib/udev
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# Debian's path for modules of every Python 3 (another prefix: its own).
+PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
 DKMSSRCDIR ?= /usr/src/cider-$(CIDER_VER)
 INSTALL ?= install
 
@@ -43,7 +45,7 @@ SUBST = sed -e 's|@VERSION@|$(CIDER_VER)|g' -e 's|@PREFIX@|$(PREFIX)|g' \
 	-e 's|@DOCDIR@|$(DOCDIR)|g'
 INSTALLED_TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench
 
-.PHONY: dist-build install install-lib install-tools install-man install-system install-dkms \
+.PHONY: dist-build install install-lib install-tools install-man install-system install-python install-dkms \
 	libs man man-check deb packaging-check
 
 $(SOLIB): lib/cider.c lib/cider-kv.c lib/cider-uring.c lib/cider-batch.c lib/keyfile.c lib/numparse.c lib/jsonw.c $(LIB_HDR) lib/cider-uring.h packaging/libcider.map
@@ -129,7 +131,12 @@ install-system: build/cider-memd@.service build/cider-attach.service
 	$(INSTALL) -m 644 packaging/modprobe.d-cider.conf $(DESTDIR)$(DOCDIR)/examples/modprobe.d-cider.conf
 	$(INSTALL) -m 644 packaging/modules-load.d-cider.conf $(DESTDIR)$(DOCDIR)/examples/modules-load.d-cider.conf
 
-install: install-lib install-tools install-man install-system
+# python3-cider: the module is pure Python (ctypes over libcider.so.1).
+install-python:
+	$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/cider
+	$(INSTALL) -m 644 python/cider/__init__.py $(DESTDIR)$(PYTHONDIR)/cider/
+
+install: install-lib install-tools install-man install-system install-python
 
 # The module's source as DKMS wants it: Kbuild, VERSION, kmod/, kmod/core/
 # (not its user-space tests) and the uapi header.
