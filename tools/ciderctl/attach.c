@@ -43,7 +43,8 @@ static int attach_status(int ret)
 {
 	return ret == -EACCES || ret == -EKEYREJECTED || ret == -EKEYEXPIRED ||
 	       ret == -ENOKEY || ret == -EADDRINUSE || ret == -EPROTO ||
-	       ret == -EOPNOTSUPP || ret == -EPERM ? EXIT_REFUSED : EXIT_UNAVAILABLE;
+	       ret == -EOPNOTSUPP || ret == -EPERM || ret == -ENOTTY ?
+	       EXIT_REFUSED : EXIT_UNAVAILABLE;
 }
 
 int attach_opt(const char *word, const char *val, struct attach_opts *o)
@@ -61,16 +62,36 @@ int attach_opt(const char *word, const char *val, struct attach_opts *o)
 	return -1;
 }
 
+/* @at's address as the module takes it, into @out. */
+static void format_attach(const struct cider_attach *at, char *out, size_t len)
+{
+	cider_format_addr(at->family, at->addr, at->port, out, len);
+}
+
+/* A bracketed host is an IPv6 literal; a bare one must not be one. */
+static int check_host(const char *in, const char *host, size_t n)
+{
+	if (host[0] == '[' || memchr(host, ':', n)) {
+		fprintf(stderr, "ciderctl: attach: '%s': an IPv6 address goes in brackets, "
+			"[addr]:port, without a scope id\n", in);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 /*
  * @in (HOST:PORT, [v6]:PORT or a.b.c.d:PORT) as an address the module
  * takes, into @out: 0, or the exit status after saying why.  A name
  * resolves the way rping's and perftest's do (getaddrinfo, its first
- * answer); a name the resolver cannot look up now may resolve later (3).
+ * answer, of a family this host has an address of).  A name the resolver
+ * cannot look up now may resolve later (3); one it does not know is a
+ * typo (2), unless @later: a memory node still booting may register its
+ * name when it does (attach --all).
  */
-int resolve_addr(const char *in, char *out, size_t len)
+int resolve_addr(const char *in, char *out, size_t len, bool later)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
-	char host[256], ip[INET6_ADDRSTRLEN], err[128];
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG }, *ai;
+	char host[256], err[128];
 	const char *colon = strrchr(in, ':');
 	struct cider_attach at;
 	unsigned int port;
@@ -78,7 +99,7 @@ int resolve_addr(const char *in, char *out, size_t len)
 	int ret;
 
 	if (!cider_parse_addr(in, &at)) {
-		snprintf(out, len, "%s", in);
+		format_attach(&at, out, len);
 		return 0;
 	}
 	n = colon ? (size_t)(colon - in) : 0;
@@ -90,18 +111,24 @@ int resolve_addr(const char *in, char *out, size_t len)
 	}
 	memcpy(host, in, n);
 	host[n] = '\0';
+	ret = check_host(in, host, n);
+	if (ret)
+		return ret;
 	ret = getaddrinfo(host, NULL, &hints, &ai);
 	if (ret) {
 		fprintf(stderr, "ciderctl: attach: %s: %s\n", host, gai_strerror(ret));
-		return ret == EAI_AGAIN || ret == EAI_SYSTEM ? EXIT_UNAVAILABLE : EXIT_USAGE;
+		return ret == EAI_AGAIN || ret == EAI_SYSTEM || (later && ret == EAI_NONAME) ?
+		       EXIT_UNAVAILABLE : EXIT_USAGE;
 	}
+	memset(&at, 0, sizeof(at));
+	at.family = ai->ai_family == AF_INET6 ? AF_INET6 : AF_INET;
+	at.port = (__u16)port;
 	if (ai->ai_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, ip,
-			  sizeof(ip));
+		memcpy(at.addr, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, 16);
 	else
-		inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, ip, sizeof(ip));
-	snprintf(out, len, ai->ai_family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, port);
+		memcpy(at.addr, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
 	freeaddrinfo(ai);
+	format_attach(&at, out, len);
 	return 0;
 }
 
@@ -178,7 +205,7 @@ int cmd_attach(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	ret = resolve_addr(argv[0], addr, sizeof(addr));
+	ret = resolve_addr(argv[0], addr, sizeof(addr), false);
 	if (ret)
 		return ret;
 	fd = ctl_dev();
@@ -213,7 +240,7 @@ static int attach_conf_node(int fd, const struct cn_conf *c, const struct cn_con
 {
 	char addr[INET6_ADDRSTRLEN + 16];
 	struct cider_mn_info mi;
-	int ret = resolve_addr(n->addr, addr, sizeof(addr));
+	int ret = resolve_addr(n->addr, addr, sizeof(addr), true);
 
 	if (ret)
 		return ret;
@@ -225,14 +252,19 @@ static int attach_conf_node(int fd, const struct cn_conf *c, const struct cn_con
 	if (ret)
 		return attach_report(fd, n->addr, addr, &n->opts);
 	if (mi.state == CIDER_MN_DEAD) {
-		fprintf(stderr, "ciderctl: mn%u %s: dead (%s), not attached again: it may "
+		fprintf(stderr, "ciderctl: mn%u %s: dead%s%s%s, not attached again: it may "
 			"serve another store now; ciderctl detach mn%u, then attach\n",
-			mi.mn_id, n->addr, strerror(-mi.dead_reason), mi.mn_id);
+			mi.mn_id, n->addr, mi.dead_reason ? " (" : "",
+			mi.dead_reason ? strerror(-mi.dead_reason) : "",
+			mi.dead_reason ? ")" : "", mi.mn_id);
 		return EXIT_REFUSED;
 	}
-	if (mi.cn_id != c->cn)
-		fprintf(stderr, "ciderctl: mn%u %s: attached as cn %u, %s says cn %u\n",
-			mi.mn_id, n->addr, mi.cn_id, c->path, c->cn);
+	if (mi.cn_id != c->cn) {
+		fprintf(stderr, "ciderctl: mn%u %s: attached as cn %u, %s says cn %u: "
+			"ciderctl detach mn%u first\n", mi.mn_id, n->addr, mi.cn_id, c->path,
+			c->cn, mi.mn_id);
+		return EXIT_REFUSED;
+	}
 	printf("mn%u: %s already attached (%s)\n", mi.mn_id, n->addr,
 	       mi.state == CIDER_MN_LIVE ? "live" : "reconnecting");
 	return 0;
@@ -247,23 +279,24 @@ static double now_s(void)
 }
 
 /*
- * Attach @c's nodes; the ones nobody answered for (3) again after 1, 2,
- * 4 .. 30 s until @retry_s have passed.  The highest exit status of its
- * nodes.
+ * Attach @c's nodes, each once; then the ones nobody answered for (3)
+ * again after 1, 2, 4 .. 30 s while @retry_s have not passed (checked
+ * before each node: one slow node does not hold the others past it).
+ * The highest exit status of its nodes.
  */
 static int attach_conf(int fd, struct cn_conf *c, unsigned int retry_s)
 {
 	double deadline = now_s() + retry_s;
-	unsigned int i, left, delay = 1;
+	unsigned int i, left, delay = 1, round;
 	int worst;
 
-	for (;;) {
+	for (round = 0;; round++) {
 		worst = 0;
 		left = 0;
 		for (i = 0; i < c->nr; i++) {
 			struct cn_conf_node *n = &c->node[i];
 
-			if (!n->status || n->status == EXIT_UNAVAILABLE)
+			if (!round || (n->status == EXIT_UNAVAILABLE && now_s() < deadline))
 				n->status = attach_conf_node(fd, c, n);
 			if (n->status > worst)
 				worst = n->status;

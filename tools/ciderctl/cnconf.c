@@ -59,6 +59,7 @@ static const char *conf_mn(struct cn_conf *c, char **w, int n)
 	node->opts.key_file = key ? strdup(key) : NULL;
 	if (!node->addr || (key && !node->opts.key_file)) {
 		free(node->addr);
+		free((char *)node->opts.key_file);
 		return "out of memory";
 	}
 	c->nr++;
@@ -103,6 +104,10 @@ int cn_conf_read(const char *path, struct cn_conf *c)
 		lineno++;
 		n = split_words(line, w, CN_CONF_MAX_WORDS);
 		err = n < 0 ? "too many words" : conf_line(c, w, n, &have_cn);
+	}
+	if (!err && ferror(f)) {	/* not the end: a directory, an I/O error */
+		lineno = 0;
+		err = strerror(errno);
 	}
 	free(line);
 	fclose(f);

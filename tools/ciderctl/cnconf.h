@@ -40,6 +40,6 @@ void cn_conf_free(struct cn_conf *c);
 
 /* attach.c: one option word and its value into @o; -1 if not one. */
 int attach_opt(const char *word, const char *val, struct attach_opts *o);
-int resolve_addr(const char *in, char *out, size_t len);
+int resolve_addr(const char *in, char *out, size_t len, bool later);
 
 #endif
