@@ -5,7 +5,7 @@ them and names them in the environment; without them every test skips.
 
     CIDER_PY_HASH   mn id of a hash store (16 MiB)
     CIDER_PY_ARRAY  mn id of an array store (1024 keys)
-    CIDER_PY_SMALL  mn id of a 1 MiB hash store this file fills, then
+    CIDER_PY_SMALL  mn id of a 4 MiB hash store this file fills, then
                     detaches (run last)
 """
 
@@ -135,9 +135,9 @@ def test_a_batch_keeps_each_result_in_its_place(hs):
 def test_a_full_store_is_store_full_and_a_detached_one_no_such_store():
     mn = _mn("CIDER_PY_SMALL")
     s = cider.Store(mn)
-    v = os.urandom(16 << 10)
+    v = os.urandom(60 << 10)
     with pytest.raises(cider.StoreFull):
-        for i in range(1000):		# 1 MiB: far fewer fit
+        for i in range(1000):		# 4 MiB: far fewer fit
             s.put(b"fill-%d" % i, v)
     assert i > 0 and s.get(b"fill-0") == v
     subprocess.run([CTL, "detach", str(mn)], check=True)
