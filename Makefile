@@ -34,7 +34,7 @@ CORE_HDR := $(wildcard kmod/core/*.h)
 SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
 HOST_TESTS := lib/test_libcider lib/test_numparse lib/test_jsonw $(CORE_TESTS) tools/cider-sim/tests/test_lincheck \
-	tools/cider-memd/tests/test_allow tools/cider-memd/tests/test_key
+	tools/cider-memd/tests/test_allow tools/cider-memd/tests/test_key tools/cider-bench/tests/test_pace
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san tools/vm/cider-hub tools/vm/cluster-clock
 
@@ -157,12 +157,20 @@ tools/cider-memd/tests/test_allow: tools/cider-memd/tests/test_allow.c tools/cid
 		tools/cider-memd/allow.c lib/numparse.c
 
 BENCH_SRC := tools/cider-bench/cider-bench.c tools/cider-bench/kv.c tools/cider-bench/kvreport.c \
-	tools/cider-bench/tear.c \
-	     tools/cider-bench/kvhist.c lib/workload.c
-tools/cider-bench/cider-bench: $(BENCH_SRC) tools/cider-bench/bench.h tools/cider-bench/kvbench.h \
-			       lib/workload.h lib/libcider.a $(CORE_HDR) VERSION
+	tools/cider-bench/tear.c tools/cider-bench/kvhist.c tools/cider-bench/lathist.c \
+	tools/cider-bench/pace.c lib/workload.c
+BENCH_HDR := tools/cider-bench/bench.h tools/cider-bench/kvbench.h tools/cider-bench/lathist.h \
+	tools/cider-bench/pace.h lib/workload.h
+tools/cider-bench/cider-bench: $(BENCH_SRC) $(BENCH_HDR) lib/libcider.a $(CORE_HDR) VERSION
 	$(CC) $(CPPFLAGS) -Ikmod/core $(CFLAGS) $(WARN) -o $@ $(BENCH_SRC) lib/libcider.a -luring \
 		-lpthread -lm
+
+# cider-bench's schedule and histograms, without a device, under the sanitizers.
+BENCH_TEST_SRC := tools/cider-bench/lathist.c tools/cider-bench/pace.c
+tools/cider-bench/tests/test_%: tools/cider-bench/tests/test_%.c $(BENCH_TEST_SRC) \
+				tools/cider-bench/lathist.h tools/cider-bench/pace.h $(LT)/.done
+	$(CC) -Itools/cider-bench -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< \
+		$(BENCH_TEST_SRC) -lm
 
 # The simulator: optimized for reports, and under the sanitizers for checks.
 tools/cider-sim/cider-sim: $(SIM_SRC) $(SIM_HDR) VERSION

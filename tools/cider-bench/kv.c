@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,6 +79,11 @@ void kv_usage(FILE *f)
 "  --ioctl          one synchronous CIDER_IOC_KV at a time per thread\n"
 "  --duration S     seconds to run (default 5 unless --ops)\n"
 "  --ops N          operations in all, then stop\n"
+"  --rate OPS       open loop: OPS operations per second in all, each thread\n"
+"                   starting its share at a constant interval whether or not\n"
+"                   earlier ones have ended (as far as --depth allows); latency\n"
+"                   from each operation's intended start, service time too\n"
+"                   (default: closed loop, the next when one ends)\n"
 "  --seed S         the workload's random seed (default 1)\n"
 "  --start-at T     start the measured run at UNIX time T (several CNs; a\n"
 "                   preload that ends after T is an error)\n"
@@ -242,28 +248,6 @@ static int kv_sync(struct kv_thread *t, struct kv_slot *s)
 	}
 }
 
-/* Log-linear latency buckets: 64 per power of two (1.6 % wide). */
-static unsigned int kv_lat_bucket(uint64_t ns)
-{
-	unsigned int e;
-
-	if (ns < 64)
-		return (unsigned int)ns;
-	e = 63 - (unsigned int)__builtin_clzll(ns);
-	if (e > 63 - 1)
-		e = 62;
-	return (e - 5) * 64 + (unsigned int)((ns >> (e - 6)) & 63);
-}
-
-double kv_lat_value(unsigned int b)
-{
-	unsigned int e = b / 64 + 5, sub = b % 64;
-
-	if (b < 64)
-		return b;
-	return (double)((64ULL + sub) << (e - 6)) + (double)(1ULL << (e - 6)) / 2;
-}
-
 /* One operation ended with @res at @now. */
 static void kv_finish(struct kv_thread *t, struct kv_slot *s, int res, uint64_t now,
 		      unsigned int client)
@@ -284,7 +268,7 @@ static void kv_finish(struct kv_thread *t, struct kv_slot *s, int res, uint64_t 
 		t->corrupt++;
 		got = kv_get_le(s->vbuf);
 	}
-	t->lat[kv_lat_bucket(now - s->inv)]++;
+	pace_record(t->lat, t->svc, s->intended, s->inv, now);
 	t->res[s->op][kv_res_class(res)]++;
 	if (res < 0 && kv_res_class(res) >= KV_RES_UNKNOWN) {
 		t->errno_count[-res < KV_MAX_ERRNO ? -res : 0]++;
@@ -297,13 +281,129 @@ static void kv_finish(struct kv_thread *t, struct kv_slot *s, int res, uint64_t 
 		kv_hist_add(t, s, res, got, now, client);
 }
 
+/*
+ * How long an open-loop thread sleeps at most before it looks whether
+ * the run is over: the run's end is noticed this late at worst.
+ */
+#define KV_SLEEP_MAX_NS	(10 * 1000 * 1000ULL)
+
+/* pace_clock's: sleep until @ns (at most KV_SLEEP_MAX_NS); is the run still on? */
+static bool kv_sleep_until(void *ctx, uint64_t ns)
+{
+	uint64_t now = kv_ns(), until = ns < now + KV_SLEEP_MAX_NS ? ns : now + KV_SLEEP_MAX_NS;
+	struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ULL),
+			       .tv_nsec = (long)(until % 1000000000ULL) };
+
+	(void)ctx;
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	return kv_running;
+}
+
+static uint64_t kv_clock_now(void *ctx)
+{
+	(void)ctx;
+	return kv_ns();
+}
+
+static const struct pace_clock kv_clock = { .now = kv_clock_now, .sleep_until = kv_sleep_until };
+
+/* --rate, in the measured run (the preload runs closed loop). */
+static bool kv_open_loop(void)
+{
+	return kv_phase && kopt.rate > 0;
+}
+
+/* @s is invoked at @now; closed loop, that is also when it was meant to start. */
+static void kv_stamp(struct kv_slot *s, uint64_t now)
+{
+	s->inv = now;
+	if (!kv_open_loop())
+		s->intended = now;
+}
+
+/* Put new operations into the free slots, as many as are due; how many. */
+static unsigned int kv_fill(struct kv_thread *t, struct io_uring *ring, bool *more)
+{
+	uint64_t now = kv_ns(), intended;
+	unsigned int i, n = 0;
+
+	for (i = 0; *more && i < kopt.depth; i++) {
+		struct kv_slot *s = &t->slots[i];
+		struct io_uring_sqe *sqe;
+
+		if (s->busy)
+			continue;
+		if (!pace_due(&t->pace, now, &intended))
+			break;
+		if (!kv_next(t, s)) {
+			*more = false;
+			break;
+		}
+		s->intended = intended;
+		sqe = io_uring_get_sqe(ring);
+		kv_prep(sqe, t->fd, t->store, s);
+		io_uring_sqe_set_data64(sqe, i);
+		s->busy = true;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Wait for a completion.  Open loop with a free slot, only until the
+ * next operation is due (-ETIME then); with nothing in flight, sleep
+ * until then (-ETIME too, and *@more cleared if the run ended).
+ */
+static int kv_wait(struct kv_thread *t, struct io_uring *ring, unsigned int inflight,
+		   bool *more, struct io_uring_cqe **cqe)
+{
+	uint64_t now = kv_ns(), due = pace_next(&t->pace, now);
+	struct __kernel_timespec ts;
+
+	if (!*more || !kv_open_loop() || inflight == kopt.depth)
+		return io_uring_wait_cqe(ring, cqe);
+	if (!inflight) {
+		if (!kv_sleep_until(NULL, due))
+			*more = false;
+		return -ETIME;
+	}
+	due = due > now ? due - now : 0;
+	ts.tv_sec = (long long)(due / 1000000000ULL);
+	ts.tv_nsec = (long long)(due % 1000000000ULL);
+	return io_uring_wait_cqe_timeout(ring, cqe, &ts);
+}
+
+/*
+ * The completions already posted, then the time: each was posted before
+ * it.  Task work can post more while this loop runs (the thread
+ * preempted in it, say); those wait for the next round and its later
+ * time, or their responses would be stamped before they happened (the
+ * history checker found UPDATEs "returning" before their CAS).
+ */
+static unsigned int kv_reap(struct kv_thread *t, struct io_uring *ring)
+{
+	struct io_uring_cqe *cqes[KV_MAX_DEPTH];
+	unsigned int i, seen = io_uring_peek_batch_cqe(ring, cqes, kopt.depth);
+	uint64_t now = kv_ns();
+
+	for (i = 0; i < seen; i++) {
+		struct kv_slot *s = &t->slots[cqes[i]->user_data];
+
+		kv_finish(t, s, cqes[i]->res, now,
+			  t->id * kopt.depth + (unsigned int)cqes[i]->user_data);
+		s->busy = false;
+		s->inv = 0;
+	}
+	io_uring_cq_advance(ring, seen);
+	return seen;
+}
+
 /* io_uring: keep up to depth operations in flight until none is left. */
 static int kv_run_uring(struct kv_thread *t)
 {
 	struct io_uring ring;
-	struct io_uring_cqe *cqe, *cqes[KV_MAX_DEPTH];
-	struct io_uring_sqe *sqe;
-	unsigned int i, n, inflight = 0, seen;
+	struct io_uring_cqe *cqe;
+	unsigned int i, n, inflight = 0;
 	bool more = true;
 	uint64_t now;
 	int ret;
@@ -312,55 +412,26 @@ static int kv_run_uring(struct kv_thread *t)
 	if (ret)
 		return ret;
 	for (;;) {
-		for (i = 0, n = 0; more && i < kopt.depth; i++) {
-			if (t->slots[i].busy)
-				continue;
-			if (!kv_next(t, &t->slots[i])) {
-				more = false;
-				break;
-			}
-			sqe = io_uring_get_sqe(&ring);
-			kv_prep(sqe, t->fd, t->store, &t->slots[i]);
-			io_uring_sqe_set_data64(sqe, i);
-			t->slots[i].busy = true;
-			n++;
-		}
+		n = kv_fill(t, &ring, &more);
 		if (n) {
 			/* Invoked no later than the kernel can see them. */
 			now = kv_ns();
 			for (i = 0; i < kopt.depth; i++)
 				if (t->slots[i].busy && !t->slots[i].inv)
-					t->slots[i].inv = now;
+					kv_stamp(&t->slots[i], now);
 			ret = io_uring_submit(&ring);
 			if (ret < 0)
 				break;
 			inflight += n;
 		}
-		if (!inflight)
+		if (!inflight && !more)
 			break;
-		ret = io_uring_wait_cqe(&ring, &cqe);
+		ret = kv_wait(t, &ring, inflight, &more, &cqe);
+		if (ret == -ETIME)
+			continue;
 		if (ret < 0)
 			break;
-		/*
-		 * The completions already posted, then the time: each was
-		 * posted before it.  Task work can post more while this loop
-		 * runs (the thread preempted in it, say); those wait for the
-		 * next round and its later time, or their responses would be
-		 * stamped before they happened (the history checker found
-		 * UPDATEs "returning" before their CAS).
-		 */
-		seen = io_uring_peek_batch_cqe(&ring, cqes, kopt.depth);
-		now = kv_ns();
-		for (i = 0; i < seen; i++) {
-			struct kv_slot *s = &t->slots[cqes[i]->user_data];
-
-			kv_finish(t, s, cqes[i]->res, now,
-				  t->id * kopt.depth + (unsigned int)cqes[i]->user_data);
-			s->busy = false;
-			s->inv = 0;
-		}
-		io_uring_cq_advance(&ring, seen);
-		inflight -= seen;
+		inflight -= kv_reap(t, &ring);
 	}
 	io_uring_queue_exit(&ring);
 	return ret < 0 ? ret : 0;
@@ -369,10 +440,12 @@ static int kv_run_uring(struct kv_thread *t)
 static int kv_run_sync(struct kv_thread *t)
 {
 	struct kv_slot *s = &t->slots[0];
+	uint64_t intended;
 	int res;
 
-	while (kv_next(t, s)) {
-		s->inv = kv_ns();
+	while (!pace_wait(&t->pace, &kv_clock, &intended) && kv_next(t, s)) {
+		s->intended = intended;
+		kv_stamp(s, kv_ns());
 		res = kv_sync(t, s);
 		kv_finish(t, s, res, kv_ns(), t->id);
 		s->inv = 0;
@@ -384,6 +457,10 @@ static void *kv_thread_main(void *p)
 {
 	struct kv_thread *t = p;
 
+	/* Open loop: wake at the intended start, not up to 50 us after it. */
+	if (kv_open_loop())
+		prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	pace_init(&t->pace, kv_phase ? kopt.rate : 0, t->id, kopt.threads, kv_ns());
 	t->setup_err = kopt.ioctl ? kv_run_sync(t) : kv_run_uring(t);
 	return NULL;
 }
@@ -398,8 +475,10 @@ static int kv_threads_init(struct kv_thread *w, int fd, unsigned int store)
 		w[i].store = store;
 		w[i].rng.s = kopt.seed * 0x9e3779b97f4a7c15ULL + i + 1;
 		w[i].slots = calloc(kopt.depth, sizeof(*w[i].slots));
-		w[i].lat = calloc(KV_LAT_BUCKETS, sizeof(*w[i].lat));
-		if (!w[i].slots || !w[i].lat)
+		w[i].lat = calloc(1, sizeof(*w[i].lat));
+		/* Closed loop, the two are one: no second histogram. */
+		w[i].svc = kopt.rate > 0 ? calloc(1, sizeof(*w[i].svc)) : NULL;
+		if (!w[i].slots || !w[i].lat || (kopt.rate > 0 && !w[i].svc))
 			return -ENOMEM;
 		for (d = 0; d < kopt.depth; d++) {
 			w[i].slots[d].kbuf = malloc(kopt.key_size);
@@ -422,6 +501,7 @@ static void kv_threads_free(struct kv_thread *w)
 		}
 		free(w[i].slots);
 		free(w[i].lat);
+		free(w[i].svc);
 		free(w[i].hist);
 	}
 }

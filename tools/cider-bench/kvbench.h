@@ -9,6 +9,8 @@
 #include <stdio.h>
 
 #include "cider.h"
+#include "lathist.h"
+#include "pace.h"
 #include "workload.h"
 
 enum kv_op { KV_GET, KV_PUT, KV_INSERT, KV_UPDATE, KV_DELETE, KV_NR_OPS };
@@ -22,7 +24,6 @@ enum kv_res {
 };
 
 #define KV_PRELOAD_ID(key)	((1ULL << 63) | (key))	/* cider-sim's preloaded value */
-#define KV_LAT_BUCKETS		(64 * 60)
 
 struct kv_opts {
 	struct cider_workload wl;
@@ -31,6 +32,7 @@ struct kv_opts {
 	unsigned int threads, depth, key_size, max_value, cn;
 	unsigned long long keys, ops, seed;
 	double theta, duration, start_at;
+	double rate;		/* --rate: operations per second, all threads; 0: closed loop */
 	int mn;
 	bool json, ioctl, preload;
 };
@@ -41,6 +43,7 @@ struct kv_slot {
 	uint8_t *kbuf, *vbuf;
 	unsigned int klen, vlen;
 	uint64_t key, arg, inv;
+	uint64_t intended;	/* the schedule's start for it (closed loop: inv) */
 	uint8_t op;
 	bool busy;
 };
@@ -62,7 +65,9 @@ struct kv_thread {
 	unsigned long long res[KV_NR_OPS][KV_NR_RES];
 	unsigned long long errno_count[256];	/* [0]: beyond 255 */
 	int first_err, setup_err;
-	unsigned int *lat;			/* KV_LAT_BUCKETS */
+	struct pace pace;
+	struct lathist *lat;			/* from the intended start */
+	struct lathist *svc;			/* from the issue (--rate only) */
 	struct kv_hrec *hist;
 	size_t nhist, caphist;
 };
@@ -79,7 +84,6 @@ struct kv_counters {
 
 int kv_res_class(int res);
 void kv_key_bytes(uint8_t *buf, uint64_t key, unsigned int len);
-double kv_lat_value(unsigned int bucket);
 
 void kv_usage(FILE *f);
 int kv_parse(int argc, char **argv);

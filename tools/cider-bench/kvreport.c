@@ -21,6 +21,9 @@ static const char *const kv_op_names[] = { "get", "put", "insert", "update", "de
 static const char *const kv_res_names[] = { "ok", "notfound", "exists", "nospc", "unknown",
 					    "error" };
 
+/* Beyond what any schedule of nanoseconds can space out. */
+#define KV_MAX_RATE	1e9
+
 static int kv_bad(const char *opt, const char *val)
 {
 	fprintf(stderr, "cider-bench: kv: bad value '%s' for --%s (see --help)\n", val, opt);
@@ -54,6 +57,7 @@ int kv_parse(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'D' },
 		{ "ops", required_argument, NULL, 'o' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "rate", required_argument, NULL, 'r' },
 		{ "start-at", required_argument, NULL, 'S' },
 		{ "history", required_argument, NULL, 'H' },
 		{ "mn", required_argument, NULL, 'm' },
@@ -118,6 +122,11 @@ int kv_parse(int argc, char **argv)
 			break;
 		case 's':
 			if (kv_parse_num(optarg, 0, ~0ULL, &kopt.seed))
+				return kv_bad(lo[li].name, optarg);
+			break;
+		case 'r':
+			kopt.rate = strtod(optarg, &end);
+			if (*end || !(kopt.rate > 0) || kopt.rate > KV_MAX_RATE)
 				return kv_bad(lo[li].name, optarg);
 			break;
 		case 'S':
@@ -270,26 +279,12 @@ void kv_reset(struct kv_thread *w)
 }
 
 struct kv_sum {
-	unsigned long long done, corrupt, res[KV_NR_OPS][KV_NR_RES], errnos[256], n;
-	double p50, p99, p999, max;
+	unsigned long long done, corrupt, res[KV_NR_OPS][KV_NR_RES], errnos[256];
+	struct lathist lat, svc;	/* svc: --rate only */
 };
-
-static double kv_pct(const unsigned long long *lat, unsigned long long n, double q)
-{
-	unsigned long long want = (unsigned long long)(q * (double)n), seen = 0;
-	unsigned int b;
-
-	for (b = 0; b < KV_LAT_BUCKETS; b++) {
-		seen += lat[b];
-		if (seen > want)
-			return kv_lat_value(b) / 1e3;
-	}
-	return 0;
-}
 
 static void kv_sum(const struct kv_thread *w, struct kv_sum *s)
 {
-	unsigned long long *lat = calloc(KV_LAT_BUCKETS, sizeof(*lat));
 	unsigned int i, j, k;
 
 	memset(s, 0, sizeof(*s));
@@ -301,20 +296,22 @@ static void kv_sum(const struct kv_thread *w, struct kv_sum *s)
 				s->res[j][k] += w[i].res[j][k];
 		for (j = 0; j < 256; j++)
 			s->errnos[j] += w[i].errno_count[j];
-		for (j = 0; lat && j < KV_LAT_BUCKETS; j++)
-			lat[j] += w[i].lat[j];
+		lh_merge(&s->lat, w[i].lat);
+		if (w[i].svc)
+			lh_merge(&s->svc, w[i].svc);
 	}
-	for (j = 0; lat && j < KV_LAT_BUCKETS; j++) {
-		s->n += lat[j];
-		if (lat[j])
-			s->max = kv_lat_value(j) / 1e3;
-	}
-	if (lat && s->n) {
-		s->p50 = kv_pct(lat, s->n, 0.5);
-		s->p99 = kv_pct(lat, s->n, 0.99);
-		s->p999 = kv_pct(lat, s->n, 0.999);
-	}
-	free(lat);
+}
+
+/* "NAME":{"ops":N,"min_us":..,"max_us":..}: one latency distribution. */
+static void kv_json_lat(const char *name, const struct lathist *h)
+{
+	struct lh_summary m;
+
+	lh_summarize(h, &m);
+	printf("\"%s\":{\"ops\":%llu,\"min_us\":%.3f,\"mean_us\":%.3f,\"p50_us\":%.3f,"
+	       "\"p90_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"p9999_us\":%.3f,"
+	       "\"max_us\":%.3f}", name, (unsigned long long)m.n, m.min / 1e3, m.mean / 1e3,
+	       m.p50 / 1e3, m.p90 / 1e3, m.p99 / 1e3, m.p999 / 1e3, m.p9999 / 1e3, m.max / 1e3);
 }
 
 static const char *kv_errname(unsigned int e)
@@ -343,7 +340,9 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 {
 	double n = d->ops ? (double)d->ops : 1, u = d->updates ? (double)d->updates : 1;
 	unsigned int i, j, first = 1;
+	struct lh_summary m;
 
+	lh_summarize(&s->lat, &m);
 	printf("{\"bench\":\"kv\",\"index\":\"%s\",\"mode\":\"%s\",\"device\":",
 	       mi->store_index == CIDER_STORE_HASH ? "hash" : "array", mode);
 	cider_json_str(stdout, mi->ibdev, strlen(mi->ibdev));
@@ -354,7 +353,7 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 	       "\"p99_us\":%.2f,\"p999_us\":%.2f,\"max_us\":%.2f,\"results\":{",
 	       kopt.threads, kopt.depth, kopt.threads * kopt.depth, kopt.ioctl ? "ioctl" : "io_uring",
 	       kopt.wl.name, zipf, kopt.keys, kopt.key_size, kopt.vsize_name, kopt.seed, secs,
-	       s->done, s->done / secs / 1e6, s->p50, s->p99, s->p999, s->max);
+	       s->done, s->done / secs / 1e6, m.p50 / 1e3, m.p99 / 1e3, m.p999 / 1e3, m.max / 1e3);
 	for (i = 0; i < KV_NR_OPS; i++)
 		for (j = 0; j < KV_NR_RES; j++)
 			if (s->res[i][j])
@@ -364,7 +363,14 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 	for (i = 0, first = 1; i < 256; i++)
 		if (s->errnos[i])
 			printf("%s\"%s\":%llu", first ? (first = 0, "") : ",", kv_errname(i), s->errnos[i]);
-	printf("},\"corrupt\":%llu", s->corrupt);
+	printf("},\"corrupt\":%llu,\"latency\":{", s->corrupt);
+	kv_json_lat("all", &s->lat);
+	printf("}");
+	if (kopt.rate > 0) {
+		printf(",\"rate\":%.3f,\"service_latency\":{", kopt.rate);
+		kv_json_lat("all", &s->svc);
+		printf("}");
+	}
 	if (d->have)
 		printf(",\"mn_ops_per_op\":{\"total\":%.4f,\"read\":%.4f,\"write\":%.4f,\"cas\":%.4f,"
 		       "\"faa\":%.4f},\"cas_retries_per_update\":%.4f,\"wc_rate\":%.4f,"
@@ -389,6 +395,22 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 	printf("}\n");
 }
 
+static void kv_text_lat(const struct lathist *lat, const struct lathist *svc)
+{
+	struct lh_summary m;
+
+	lh_summarize(lat, &m);
+	if (kopt.rate > 0)
+		printf("  open loop at %.0f ops/s; latency from the intended start:\n  ", kopt.rate);
+	printf("  latency p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n", m.p50 / 1e3,
+	       m.p99 / 1e3, m.p999 / 1e3, m.max / 1e3);
+	if (kopt.rate <= 0)
+		return;
+	lh_summarize(svc, &m);
+	printf("  service time (from the issue): p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
+	       m.p50 / 1e3, m.p99 / 1e3, m.p999 / 1e3, m.max / 1e3);
+}
+
 static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *s, double secs,
 			   const struct kv_counters *d, const char *mode, const char *zipf)
 {
@@ -400,8 +422,7 @@ static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *
 	       kopt.wl.name, zipf, kopt.keys, kopt.key_size, kopt.vsize_name);
 	printf("  %u threads x depth %u (%s), %.2f s: %llu ops, %.4f Mops/s\n", kopt.threads,
 	       kopt.depth, kopt.ioctl ? "ioctl" : "io_uring", secs, s->done, s->done / secs / 1e6);
-	printf("  latency p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n", s->p50, s->p99,
-	       s->p999, s->max);
+	kv_text_lat(&s->lat, &s->svc);
 	printf("  results:");
 	for (i = 0; i < KV_NR_OPS; i++)
 		for (j = 0; j < KV_NR_RES; j++)
