@@ -26,9 +26,9 @@
 #include "bench.h"
 #include "cider-uring.h"
 #include "layout.h"
+#include "lathist.h"
 
 #define MAX_THREADS 64
-#define HIST_US 200000		/* 1 us buckets up to 200 ms, then overflow */
 
 static const char *const op_names[] = { [CIDER_RAW_READ] = "read", [CIDER_RAW_WRITE] = "write",
 					[CIDER_RAW_CAS] = "cas", [CIDER_RAW_FAA] = "faa" };
@@ -50,7 +50,7 @@ struct worker {
 	__u64 base;		/* this thread's words in the data area */
 	unsigned long long ops, errors;
 	int first_err;
-	unsigned int *hist;	/* per-SQE latency, 1 us buckets */
+	struct lathist *lat;	/* per-command latency (kv's histogram) */
 };
 
 static volatile bool running, measuring;
@@ -73,7 +73,8 @@ static void usage(FILE *f)
 "\n"
 "Drive raw one-sided RDMA operations from cider.ko to a memory node through\n"
 "io_uring (IORING_OP_URING_CMD), one thread per channel CPU, and report\n"
-"throughput, per-command latency (p50/p99, from submission to completion)\n"
+"throughput, per-command latency (p50, p99, p99.9, max, from submission to\n"
+"completion; kv's histogram, see cider-bench(1))\n"
 "and work requests per doorbell (from the module's counters).\n"
 "\n"
 "Options:\n"
@@ -248,7 +249,6 @@ static void *worker_main(void *p)
 	while (inflight) {
 		struct io_uring_cqe *cqe;
 		double t;
-		unsigned long us;
 
 		if (io_uring_wait_cqe(&ring, &cqe))
 			break;
@@ -257,8 +257,7 @@ static void *worker_main(void *p)
 		if (cqe->res && !w->first_err)
 			w->first_err = cqe->res;
 		if (measuring) {
-			us = (unsigned long)((t - t_sub[k]) * 1e6);
-			w->hist[us < HIST_US ? us : HIST_US]++;
+			lh_add(w->lat, (uint64_t)((t - t_sub[k]) * 1e9));
 			w->ops += opt.batch;
 			w->errors += cqe->res != 0;
 		}
@@ -314,19 +313,6 @@ int bench_read_counters(unsigned int mn, unsigned long long *doorbells, unsigned
 	}
 	fclose(f);
 	return 0;
-}
-
-static double percentile(const unsigned long long *hist, unsigned long long n, double q)
-{
-	unsigned long long want = (unsigned long long)(q * n), seen = 0;
-	unsigned long i;
-
-	for (i = 0; i <= HIST_US; i++) {
-		seen += hist[i];
-		if (seen > want)
-			return (double)i + 0.5;
-	}
-	return HIST_US;
 }
 
 /* Run a command with a time limit; its stdout in @out. */
@@ -478,16 +464,17 @@ static int pick_mn(int fd, struct cider_mn_info *mi, bool *attached)
 
 static int cmd_raw(void)
 {
-	static unsigned long long hist[HIST_US + 1];
-	unsigned long long ops = 0, errors = 0, db0 = 0, wr0 = 0, db1 = 0, wr1 = 0, n = 0;
+	static struct lathist lat;
+	unsigned long long ops = 0, errors = 0, db0 = 0, wr0 = 0, db1 = 0, wr1 = 0;
 	struct worker w[MAX_THREADS] = {};
 	struct cider_mn_sb sb;
 	struct cider_mn_info mi;
 	struct cider_raw_op op;
-	double t0, elapsed, mops, wpd, p50, p99, pt = -1;
+	double t0, elapsed, mops, wpd, pt = -1;
+	struct lh_summary m;
 	char host[64], cmd[512] = "", *colon;
 	bool attached;
-	unsigned int i, j;
+	unsigned int i;
 	int fd, ret = 1, err = 0;
 
 	fd = cider_open();
@@ -513,8 +500,8 @@ static int cmd_raw(void)
 		w[i].fd = fd;
 		w[i].mn = mi.mn_id;
 		w[i].base = sb.data_off + (__u64)i * opt.batch * ((opt.size + 63) & ~63u);
-		w[i].hist = calloc(HIST_US + 1, sizeof(*w[i].hist));
-		if (!w[i].hist)
+		w[i].lat = calloc(1, sizeof(*w[i].lat));
+		if (!w[i].lat)
 			goto out;
 	}
 	running = true;
@@ -542,18 +529,14 @@ static int cmd_raw(void)
 		ops += w[i].ops;
 		errors += w[i].errors;
 		err = err ?: w[i].first_err;
-		for (j = 0; j <= HIST_US; j++)
-			hist[j] += w[i].hist[j];
-		free(w[i].hist);
+		lh_merge(&lat, w[i].lat);
+		free(w[i].lat);
 	}
-	for (j = 0; j <= HIST_US; j++)
-		n += hist[j];
+	lh_summarize(&lat, &m);
 	if (err)
 		goto fail;
 	mops = ops / elapsed / 1e6;
 	wpd = db1 > db0 ? (double)(wr1 - wr0) / (db1 - db0) : 0;
-	p50 = percentile(hist, n, 0.50);
-	p99 = percentile(hist, n, 0.99);
 
 	if (opt.perftest) {
 		cider_format_addr(mi.family, mi.addr, mi.port, host, sizeof(host));
@@ -567,10 +550,13 @@ static int cmd_raw(void)
 		/* The kv report's names for the same quantities (kvreport.c). */
 		printf("{\"bench\":\"raw\",\"op\":\"%s\",\"threads\":%u,\"depth\":%u,\"batch\":%u,"
 		       "\"size\":%u,\"seconds\":%.3f,\"ops\":%llu,\"throughput_mops\":%.6f,"
-		       "\"p50_us\":%.1f,\"p99_us\":%.1f,\"wr_per_doorbell\":%.2f,"
-		       "\"doorbells\":%llu,\"wrs\":%llu,\"mn\":%u,\"device\":",
-		       op_names[opt.op], opt.threads, opt.depth, opt.batch, opt.size, elapsed,
-		       ops, mops, p50, p99, wpd, db1 - db0, wr1 - wr0, mi.mn_id);
+		       "\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,"
+		       "\"wr_per_doorbell\":%.2f,\"doorbells\":%llu,\"wrs\":%llu,\"mn\":%u,"
+		       "\"latency\":{", op_names[opt.op], opt.threads, opt.depth, opt.batch,
+		       opt.size, elapsed, ops, mops, m.p50 / 1e3, m.p99 / 1e3, m.p999 / 1e3,
+		       m.max / 1e3, wpd, db1 - db0, wr1 - wr0, mi.mn_id);
+		lh_json(stdout, "all", &lat);
+		printf("},\"device\":");
 		cider_json_str(stdout, mi.ibdev, strlen(mi.ibdev));
 		if (opt.perftest) {
 			printf(",\"perftest_throughput_mops\":%.6f,\"ratio\":%.3f,"
@@ -582,8 +568,8 @@ static int cmd_raw(void)
 		printf("%s x%u, %u threads, depth %u, batch %u, %.1f s on %s (mn%u):\n",
 		       op_names[opt.op], opt.size, opt.threads, opt.depth, opt.batch, elapsed,
 		       mi.ibdev, mi.mn_id);
-		printf("  %.4f Mops/s  p50 %.1f us  p99 %.1f us  %.2f WRs/doorbell\n",
-		       mops, p50, p99, wpd);
+		printf("  %.4f Mops/s  p50 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us  %.2f WRs/doorbell\n",
+		       mops, m.p50 / 1e3, m.p99 / 1e3, m.p999 / 1e3, m.max / 1e3, wpd);
 		if (opt.perftest)
 			printf("  perftest: %.4f Mops/s  ratio %.2f  (%s)\n", pt,
 			       pt > 0 ? mops / pt : 0, cmd);

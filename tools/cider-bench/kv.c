@@ -248,6 +248,12 @@ static int kv_sync(struct kv_thread *t, struct kv_slot *s)
 	}
 }
 
+/* @s's latency, as one of @kind's. */
+static void kv_record(struct kv_thread *t, unsigned int kind, const struct kv_slot *s, uint64_t now)
+{
+	pace_record(&t->lat[kind], t->svc ? &t->svc[kind] : NULL, s->intended, s->inv, now);
+}
+
 /* One operation ended with @res at @now. */
 static void kv_finish(struct kv_thread *t, struct kv_slot *s, int res, uint64_t now,
 		      unsigned int client)
@@ -268,7 +274,8 @@ static void kv_finish(struct kv_thread *t, struct kv_slot *s, int res, uint64_t 
 		t->corrupt++;
 		got = kv_get_le(s->vbuf);
 	}
-	pace_record(t->lat, t->svc, s->intended, s->inv, now);
+	kv_record(t, s->op, s, now);
+	kv_record(t, KV_LAT_ALL, s, now);
 	t->res[s->op][kv_res_class(res)]++;
 	if (res < 0 && kv_res_class(res) >= KV_RES_UNKNOWN) {
 		t->errno_count[-res < KV_MAX_ERRNO ? -res : 0]++;
@@ -475,9 +482,9 @@ static int kv_threads_init(struct kv_thread *w, int fd, unsigned int store)
 		w[i].store = store;
 		w[i].rng.s = kopt.seed * 0x9e3779b97f4a7c15ULL + i + 1;
 		w[i].slots = calloc(kopt.depth, sizeof(*w[i].slots));
-		w[i].lat = calloc(1, sizeof(*w[i].lat));
-		/* Closed loop, the two are one: no second histogram. */
-		w[i].svc = kopt.rate > 0 ? calloc(1, sizeof(*w[i].svc)) : NULL;
+		w[i].lat = calloc(KV_NR_LAT, sizeof(*w[i].lat));
+		/* Closed loop, the two are one: no second set. */
+		w[i].svc = kopt.rate > 0 ? calloc(KV_NR_LAT, sizeof(*w[i].svc)) : NULL;
 		if (!w[i].slots || !w[i].lat || (kopt.rate > 0 && !w[i].svc))
 			return -ENOMEM;
 		for (d = 0; d < kopt.depth; d++) {

@@ -15,6 +15,10 @@
 
 enum kv_op { KV_GET, KV_PUT, KV_INSERT, KV_UPDATE, KV_DELETE, KV_NR_OPS };
 
+/* Latency is kept per operation kind, and for every operation: */
+#define KV_LAT_ALL	KV_NR_OPS
+#define KV_NR_LAT	(KV_NR_OPS + 1)
+
 /* How an operation ended, as the history checker needs to know it. */
 enum kv_res {
 	KV_RES_OK, KV_RES_NOTFOUND, KV_RES_EXISTS, KV_RES_NOSPC,
@@ -66,8 +70,8 @@ struct kv_thread {
 	unsigned long long errno_count[256];	/* [0]: beyond 255 */
 	int first_err, setup_err;
 	struct pace pace;
-	struct lathist *lat;			/* from the intended start */
-	struct lathist *svc;			/* from the issue (--rate only) */
+	struct lathist *lat;			/* [KV_NR_LAT]: from the intended start */
+	struct lathist *svc;			/* [KV_NR_LAT]: from the issue (--rate only) */
 	struct kv_hrec *hist;
 	size_t nhist, caphist;
 };

@@ -280,7 +280,7 @@ void kv_reset(struct kv_thread *w)
 
 struct kv_sum {
 	unsigned long long done, corrupt, res[KV_NR_OPS][KV_NR_RES], errnos[256];
-	struct lathist lat, svc;	/* svc: --rate only */
+	struct lathist lat[KV_NR_LAT], svc[KV_NR_LAT];	/* svc: --rate only */
 };
 
 static void kv_sum(const struct kv_thread *w, struct kv_sum *s)
@@ -296,22 +296,28 @@ static void kv_sum(const struct kv_thread *w, struct kv_sum *s)
 				s->res[j][k] += w[i].res[j][k];
 		for (j = 0; j < 256; j++)
 			s->errnos[j] += w[i].errno_count[j];
-		lh_merge(&s->lat, w[i].lat);
-		if (w[i].svc)
-			lh_merge(&s->svc, w[i].svc);
+		for (j = 0; j < KV_NR_LAT; j++) {
+			lh_merge(&s->lat[j], &w[i].lat[j]);
+			if (w[i].svc)
+				lh_merge(&s->svc[j], &w[i].svc[j]);
+		}
 	}
 }
 
-/* "NAME":{"ops":N,"min_us":..,"max_us":..}: one latency distribution. */
-static void kv_json_lat(const char *name, const struct lathist *h)
+/* "all", then each kind that ran: {"all":{...},"get":{...},...}. */
+static void kv_json_lats(const char *name, const struct lathist *lat)
 {
-	struct lh_summary m;
+	unsigned int i;
 
-	lh_summarize(h, &m);
-	printf("\"%s\":{\"ops\":%llu,\"min_us\":%.3f,\"mean_us\":%.3f,\"p50_us\":%.3f,"
-	       "\"p90_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"p9999_us\":%.3f,"
-	       "\"max_us\":%.3f}", name, (unsigned long long)m.n, m.min / 1e3, m.mean / 1e3,
-	       m.p50 / 1e3, m.p90 / 1e3, m.p99 / 1e3, m.p999 / 1e3, m.p9999 / 1e3, m.max / 1e3);
+	printf(",\"%s\":{", name);
+	lh_json(stdout, "all", &lat[KV_LAT_ALL]);
+	for (i = 0; i < KV_NR_OPS; i++) {
+		if (!lat[i].n)
+			continue;
+		printf(",");
+		lh_json(stdout, kv_op_names[i], &lat[i]);
+	}
+	printf("}");
 }
 
 static const char *kv_errname(unsigned int e)
@@ -342,7 +348,7 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 	unsigned int i, j, first = 1;
 	struct lh_summary m;
 
-	lh_summarize(&s->lat, &m);
+	lh_summarize(&s->lat[KV_LAT_ALL], &m);
 	printf("{\"bench\":\"kv\",\"index\":\"%s\",\"mode\":\"%s\",\"device\":",
 	       mi->store_index == CIDER_STORE_HASH ? "hash" : "array", mode);
 	cider_json_str(stdout, mi->ibdev, strlen(mi->ibdev));
@@ -363,13 +369,11 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 	for (i = 0, first = 1; i < 256; i++)
 		if (s->errnos[i])
 			printf("%s\"%s\":%llu", first ? (first = 0, "") : ",", kv_errname(i), s->errnos[i]);
-	printf("},\"corrupt\":%llu,\"latency\":{", s->corrupt);
-	kv_json_lat("all", &s->lat);
-	printf("}");
+	printf("},\"corrupt\":%llu", s->corrupt);
+	kv_json_lats("latency", s->lat);
 	if (kopt.rate > 0) {
-		printf(",\"rate\":%.3f,\"service_latency\":{", kopt.rate);
-		kv_json_lat("all", &s->svc);
-		printf("}");
+		printf(",\"rate\":%.3f", kopt.rate);
+		kv_json_lats("service_latency", s->svc);
 	}
 	if (d->have)
 		printf(",\"mn_ops_per_op\":{\"total\":%.4f,\"read\":%.4f,\"write\":%.4f,\"cas\":%.4f,"
@@ -395,20 +399,31 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 	printf("}\n");
 }
 
+static const char *const kv_op_upper[] = { "GET", "PUT", "INSERT", "UPDATE", "DELETE" };
+
+/* A table: every operation, then each kind that ran. */
+static void kv_text_lats(const struct lathist *lat)
+{
+	unsigned int i;
+
+	lh_text_header(stdout);
+	lh_text_row(stdout, "all", &lat[KV_LAT_ALL]);
+	for (i = 0; i < KV_NR_OPS; i++)
+		if (lat[i].n)
+			lh_text_row(stdout, kv_op_upper[i], &lat[i]);
+}
+
 static void kv_text_lat(const struct lathist *lat, const struct lathist *svc)
 {
-	struct lh_summary m;
-
-	lh_summarize(lat, &m);
-	if (kopt.rate > 0)
-		printf("  open loop at %.0f ops/s; latency from the intended start:\n  ", kopt.rate);
-	printf("  latency p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n", m.p50 / 1e3,
-	       m.p99 / 1e3, m.p999 / 1e3, m.max / 1e3);
-	if (kopt.rate <= 0)
+	if (kopt.rate <= 0) {
+		printf("  latency:\n");
+		kv_text_lats(lat);
 		return;
-	lh_summarize(svc, &m);
-	printf("  service time (from the issue): p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
-	       m.p50 / 1e3, m.p99 / 1e3, m.p999 / 1e3, m.max / 1e3);
+	}
+	printf("  open loop at %.0f ops/s; latency from the intended start:\n", kopt.rate);
+	kv_text_lats(lat);
+	printf("  service time, from the issue:\n");
+	kv_text_lats(svc);
 }
 
 static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *s, double secs,
@@ -422,7 +437,7 @@ static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *
 	       kopt.wl.name, zipf, kopt.keys, kopt.key_size, kopt.vsize_name);
 	printf("  %u threads x depth %u (%s), %.2f s: %llu ops, %.4f Mops/s\n", kopt.threads,
 	       kopt.depth, kopt.ioctl ? "ioctl" : "io_uring", secs, s->done, s->done / secs / 1e6);
-	kv_text_lat(&s->lat, &s->svc);
+	kv_text_lat(s->lat, s->svc);
 	printf("  results:");
 	for (i = 0; i < KV_NR_OPS; i++)
 		for (j = 0; j < KV_NR_RES; j++)

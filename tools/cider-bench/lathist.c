@@ -129,6 +129,33 @@ void lh_summarize(const struct lathist *h, struct lh_summary *s)
 	s->max = (double)h->max;
 }
 
+void lh_json(FILE *f, const char *name, const struct lathist *h)
+{
+	struct lh_summary m;
+
+	lh_summarize(h, &m);
+	fprintf(f, "\"%s\":{\"ops\":%llu,\"min_us\":%.3f,\"mean_us\":%.3f,\"p50_us\":%.3f,"
+		"\"p90_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"p9999_us\":%.3f,"
+		"\"max_us\":%.3f}", name, (unsigned long long)m.n, m.min / 1e3, m.mean / 1e3,
+		m.p50 / 1e3, m.p90 / 1e3, m.p99 / 1e3, m.p999 / 1e3, m.p9999 / 1e3, m.max / 1e3);
+}
+
+void lh_text_header(FILE *f)
+{
+	fprintf(f, "    %-8s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", "(us)", "ops", "min", "mean",
+		"p50", "p90", "p99", "p99.9", "p99.99", "max");
+}
+
+void lh_text_row(FILE *f, const char *name, const struct lathist *h)
+{
+	struct lh_summary m;
+
+	lh_summarize(h, &m);
+	fprintf(f, "    %-8s %10llu %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", name,
+		(unsigned long long)m.n, m.min / 1e3, m.mean / 1e3, m.p50 / 1e3, m.p90 / 1e3,
+		m.p99 / 1e3, m.p999 / 1e3, m.p9999 / 1e3, m.max / 1e3);
+}
+
 /*
  * HdrHistogram's PercentileIterator: from 0 %, @ticks steps per half of
  * the distance left to 100 % (0, 10, 20, .. 50, 55, .. 75, 77.5, ..), each

@@ -41,6 +41,11 @@ uint64_t lh_value_at(const struct lathist *h, double q);
 double lh_mean(const struct lathist *h);
 double lh_stddev(const struct lathist *h);
 void lh_summarize(const struct lathist *h, struct lh_summary *s);
+/* "@name":{"ops":N,"min_us":..,"max_us":..}: the summary as a JSON member, in us. */
+void lh_json(FILE *f, const char *name, const struct lathist *h);
+/* The summary as a row of a table in us, under lh_text_header()'s columns. */
+void lh_text_header(FILE *f);
+void lh_text_row(FILE *f, const char *name, const struct lathist *h);
 /* The lowest and highest value bucket @i counts. */
 uint64_t lh_bucket_low(unsigned int i);
 uint64_t lh_bucket_high(unsigned int i);
