@@ -35,7 +35,7 @@ SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
 HOST_TESTS := lib/test_libcider lib/test_numparse lib/test_jsonw $(CORE_TESTS) tools/cider-sim/tests/test_lincheck \
 	tools/cider-memd/tests/test_allow tools/cider-memd/tests/test_key tools/cider-bench/tests/test_pace \
-	tools/cider-bench/tests/test_lathist
+	tools/cider-bench/tests/test_lathist tools/cider-bench/tests/test_hdr
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san tools/vm/cider-hub tools/vm/cluster-clock
 

@@ -88,6 +88,9 @@ void kv_usage(FILE *f)
 "  --start-at T     start the measured run at UNIX time T (several CNs; a\n"
 "                   preload that ends after T is an error)\n"
 "  --history FILE   every operation as a JSON line (cider-sim's format)\n"
+"  --hdr-file FILE  the latency of every operation (from the intended start\n"
+"                   with --rate) as HdrHistogram's percentile distribution,\n"
+"                   in microseconds, for its plotters\n"
 "  --mn ID          memory node (default: the first live one)\n"
 "  --json           one JSON object on stdout\n"
 "  -h, --help       this text\n"
@@ -674,8 +677,7 @@ int cmd_kv(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	kv_report(&mi, w, secs, &c0, &c1);
-	ret = kv_first_err(w) || kv_corrupt(w) ? 1 : 0;
+	ret = kv_report(&mi, w, secs, &c0, &c1) || kv_first_err(w) || kv_corrupt(w) ? 1 : 0;
 	if (kopt.history && kv_hist_write(w, kopt.history))
 		ret = 1;
 out:

@@ -32,7 +32,7 @@ enum kv_res {
 struct kv_opts {
 	struct cider_workload wl;
 	struct cider_sizes vsize;
-	const char *vsize_name, *history;
+	const char *vsize_name, *history, *hdr_file;
 	unsigned int threads, depth, key_size, max_value, cn;
 	unsigned long long keys, ops, seed;
 	double theta, duration, start_at;
@@ -93,8 +93,8 @@ void kv_usage(FILE *f);
 int kv_parse(int argc, char **argv);
 void kv_read_counters(unsigned int mn, struct kv_counters *c);
 void kv_sample_slots(unsigned int mn, struct kv_counters *c);
-void kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
-	       const struct kv_counters *c0, const struct kv_counters *c1);
+int kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
+	      const struct kv_counters *c0, const struct kv_counters *c1);
 int kv_first_err(const struct kv_thread *w);
 unsigned long long kv_corrupt(const struct kv_thread *w);
 void kv_reset(struct kv_thread *w);

@@ -60,6 +60,7 @@ int kv_parse(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "start-at", required_argument, NULL, 'S' },
 		{ "history", required_argument, NULL, 'H' },
+		{ "hdr-file", required_argument, NULL, 'F' },
 		{ "mn", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -135,6 +136,7 @@ int kv_parse(int argc, char **argv)
 				return kv_bad(lo[li].name, optarg);
 			break;
 		case 'H': kopt.history = optarg; break;
+		case 'F': kopt.hdr_file = optarg; break;
 		case 'm':
 			if (kv_parse_num(optarg, 0, 0x7fffffff, &v))
 				return kv_bad(lo[li].name, optarg);
@@ -396,6 +398,10 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 		printf(",\"history\":");
 		cider_json_str(stdout, kopt.history, strlen(kopt.history));
 	}
+	if (kopt.hdr_file) {
+		printf(",\"hdr_file\":");
+		cider_json_str(stdout, kopt.hdr_file, strlen(kopt.hdr_file));
+	}
 	printf("}\n");
 }
 
@@ -468,8 +474,29 @@ static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *
 		       (double)d->verbs_out / d->samples);
 }
 
-void kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
-	       const struct kv_counters *c0, const struct kv_counters *c1)
+/*
+ * --hdr-file: every operation's latency (from the intended start under
+ * --rate) as HdrHistogram's percentile distribution, in microseconds.
+ */
+static int kv_write_hdr(const struct lathist *h)
+{
+	FILE *f = fopen(kopt.hdr_file, "w");
+	int ret;
+
+	if (!f) {
+		fprintf(stderr, "cider-bench: %s: %m\n", kopt.hdr_file);
+		return -1;
+	}
+	ret = lh_write_hdr(h, f, 1000);
+	if (fclose(f) || ret) {
+		fprintf(stderr, "cider-bench: %s: write error\n", kopt.hdr_file);
+		return -1;
+	}
+	return 0;
+}
+
+int kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
+	      const struct kv_counters *c0, const struct kv_counters *c1)
 {
 	static const char *const modes[] = { "?", "osync", "caslock", "mcs", "cider" };
 	const char *mode = mi->store_mode < 5 ? modes[mi->store_mode] : "?";
@@ -477,9 +504,10 @@ void kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
 	struct kv_sum *s = calloc(1, sizeof(*s));
 	char zipf[32];
 	unsigned int i;
+	int ret = 0;
 
 	if (!s)
-		return;
+		return -1;
 	kv_sum(w, s);
 	d.ops = c1->ops - c0->ops;
 	for (i = 0; i < 4; i++)
@@ -505,5 +533,8 @@ void kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
 		kv_report_json(mi, s, secs, &d, mode, zipf);
 	else
 		kv_report_text(mi, s, secs, &d, mode, zipf);
+	if (kopt.hdr_file)
+		ret = kv_write_hdr(&s->lat[KV_LAT_ALL]);
 	free(s);
+	return ret;
 }
