@@ -38,7 +38,7 @@ struct kv_opts {
 	double theta, duration, start_at;
 	double rate;		/* --rate: operations per second, all threads; 0: closed loop */
 	int mn;
-	bool json, ioctl, preload;
+	bool json, ycsb, ioctl, preload;	/* json, ycsb: --format */
 };
 
 extern struct kv_opts kopt;

@@ -63,6 +63,7 @@ int kv_parse(int argc, char **argv)
 		{ "hdr-file", required_argument, NULL, 'F' },
 		{ "mn", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -143,6 +144,12 @@ int kv_parse(int argc, char **argv)
 			kopt.mn = (int)v;
 			break;
 		case 'j': kopt.json = true; break;
+		case 'f':
+			kopt.json = !strcmp(optarg, "json");
+			kopt.ycsb = !strcmp(optarg, "ycsb");
+			if (!kopt.json && !kopt.ycsb && strcmp(optarg, "text"))
+				return kv_bad(lo[li].name, optarg);
+			break;
 		case 'h': kv_usage(stdout); exit(0);
 		default: kv_usage(stderr); return 2;
 		}
@@ -474,6 +481,54 @@ static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *
 		       (double)d->verbs_out / d->samples);
 }
 
+/* YCSB's measurement names, by kind. */
+static const char *const kv_ycsb_names[] = { "READ", "PUT", "INSERT", "UPDATE", "DELETE" };
+/* YCSB's Return= names where it has one (OK, NOT_FOUND, ERROR), ours where not. */
+static const char *const kv_ycsb_res[] = { "OK", "NOT_FOUND", "EXISTS", "NO_SPACE", "UNKNOWN",
+					   "ERROR" };
+
+/* One measurement as YCSB's hdrhistogram measurement exports it, latencies in whole us. */
+static void kv_ycsb_block(const char *name, const struct lathist *h, const unsigned long long *res)
+{
+	struct lh_summary m;
+	unsigned int i;
+
+	lh_summarize(h, &m);
+	printf("[%s], Operations, %llu\n", name, (unsigned long long)m.n);
+	printf("[%s], AverageLatency(us), %.3f\n", name, m.mean / 1e3);
+	printf("[%s], MinLatency(us), %.0f\n", name, m.min / 1e3);
+	printf("[%s], MaxLatency(us), %.0f\n", name, m.max / 1e3);
+	printf("[%s], 95thPercentileLatency(us), %.0f\n", name,
+	       (double)lh_value_at(h, 0.95) / 1e3);
+	printf("[%s], 99thPercentileLatency(us), %.0f\n", name, m.p99 / 1e3);
+	for (i = 0; res && i < KV_NR_RES; i++)
+		if (res[i])
+			printf("[%s], Return=%s, %llu\n", name, kv_ycsb_res[i], res[i]);
+}
+
+/*
+ * --format ycsb: YCSB's text summary.  Under --rate, as YCSB's
+ * measurement.interval=both: [READ] from the issue, [Intended-READ]
+ * from the intended start (return codes with the first only).
+ */
+static void kv_report_ycsb(const struct kv_sum *s, double secs)
+{
+	char name[48];
+	unsigned int i;
+
+	printf("[OVERALL], RunTime(ms), %.0f\n", secs * 1e3);
+	printf("[OVERALL], Throughput(ops/sec), %.3f\n", s->done / secs);
+	for (i = 0; i < KV_NR_OPS; i++) {
+		if (!s->lat[i].n)
+			continue;
+		kv_ycsb_block(kv_ycsb_names[i], kopt.rate > 0 ? &s->svc[i] : &s->lat[i], s->res[i]);
+		if (kopt.rate <= 0)
+			continue;
+		snprintf(name, sizeof(name), "Intended-%s", kv_ycsb_names[i]);
+		kv_ycsb_block(name, &s->lat[i], NULL);
+	}
+}
+
 /*
  * --hdr-file: every operation's latency (from the intended start under
  * --rate) as HdrHistogram's percentile distribution, in microseconds.
@@ -531,6 +586,8 @@ int kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
 		snprintf(zipf, sizeof(zipf), "%.2f", kopt.theta);
 	if (kopt.json)
 		kv_report_json(mi, s, secs, &d, mode, zipf);
+	else if (kopt.ycsb)
+		kv_report_ycsb(s, secs);
 	else
 		kv_report_text(mi, s, secs, &d, mode, zipf);
 	if (kopt.hdr_file)
