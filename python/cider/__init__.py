@@ -202,6 +202,7 @@ class Store:
     """
 
     def __init__(self, mn=None, device=None):
+        self._fd = -1		# __del__ of a Store whose open failed
         if device is not None:
             self._fd = os.open(device, os.O_RDWR | os.O_CLOEXEC)
         else:
@@ -211,7 +212,7 @@ class Store:
         try:
             self._pick(mn)
         except BaseException:
-            os.close(self._fd)
+            self.close()	# once: the number may be another file's next
             raise
 
     def _pick(self, mn):

@@ -6,6 +6,7 @@ host part)."""
 
 import ctypes
 import errno
+import gc
 import os
 import subprocess
 import tempfile
@@ -87,6 +88,26 @@ def test_no_device_is_an_os_error_that_says_so(monkeypatch):
     monkeypatch.setenv("CIDER_DEV", "/nonexistent/cider")
     with pytest.raises(FileNotFoundError):
         cider.Store()
+
+
+def test_a_failed_open_closes_its_descriptor_once():
+    # /dev/null opens but answers no CIDER ioctl: the Store fails after
+    # its open.  A second close (its __del__, once the failed Store goes)
+    # would close whatever file took the number meanwhile.
+    saved = None
+    try:
+        cider.Store(device="/dev/null")
+    except OSError as e:
+        assert e.errno == errno.ENOTTY
+        saved = e		# its traceback keeps the failed Store
+    assert saved is not None
+    r, w = os.pipe()
+    saved = None
+    gc.collect()
+    os.fstat(r)
+    os.fstat(w)
+    os.close(r)
+    os.close(w)
 
 
 def _store(index):
