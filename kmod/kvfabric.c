@@ -39,7 +39,7 @@ MODULE_PARM_DESC(read_atomic, "KV operations read 8-byte words by FAA of 0, whic
 static bool cider_verb_read_atomic(const struct cider_verb *v)
 {
 	return v->op == CIDER_V_READ && v->len == 8 && !(v->addr & 7) && !v->buf &&
-	       READ_ONCE(cider_read_atomic);
+	       !v->plain && READ_ONCE(cider_read_atomic);
 }
 
 static u32 cider_verb_len(const struct cider_verb *v)

@@ -454,7 +454,12 @@ static enum cider_step cider_release_once(struct cider_client *c)
 			    CIDER_T_QUEUE | (u64)rl->count << 32 | rl->first);
 		cider_v_reset(c);
 		cider_v_faa(c, c->laddr, cider_lq_release_add(rl->count));
-		cider_v_read(c, cider_lq_ring(c, next), 8);
+		/*
+		 * Plainly: the slot is WRITten by waiters, and an FAA of 0
+		 * executed late (a retransmission) could write back over
+		 * the entry of ticket next + Q (protocol.rst, the audit).
+		 */
+		cider_v_read_plain(c, cider_lq_ring(c, next), 8);
 		rl->state = CIDER_RELEASE_POSTED;
 		return CIDER_STEP_POSTED;
 	}

@@ -30,6 +30,11 @@ enum cider_verb_op { CIDER_VERBS(CIDER_V_ENUM) };
 
 struct cider_verb {
 	u8 op;
+	/*
+	 * READ: as a READ, never as an FAA of 0 (read_atomic): the word is
+	 * one others WRITE, which a late FAA's write-back could undo.
+	 */
+	bool plain;
 	u32 len;		/* READ/WRITE: bytes (<= 16); atomics: 8 */
 	u64 addr;		/* offset in the MN region */
 	u64 arg0;		/* CAS: compare; FAA: add */

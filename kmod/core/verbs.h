@@ -102,6 +102,12 @@ static inline void cider_v_read(struct cider_client *c, u64 addr, u32 len)
 	cider_v_add(c, CIDER_V_READ, addr, len);
 }
 
+/* A READ of a word others WRITE (a ring entry): never an atomic. */
+static inline void cider_v_read_plain(struct cider_client *c, u64 addr, u32 len)
+{
+	cider_v_add(c, CIDER_V_READ, addr, len)->plain = true;
+}
+
 static inline void cider_v_write(struct cider_client *c, u64 addr, u64 d0, u64 d1)
 {
 	struct cider_verb *v = cider_v_add(c, CIDER_V_WRITE, addr, 16);
