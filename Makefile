@@ -33,7 +33,7 @@ SIM_SRC := $(wildcard tools/cider-sim/*.c) $(PROTO_SRC) kmod/core/backoff.c lib/
 CORE_HDR := $(wildcard kmod/core/*.h)
 SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
-HOST_TESTS := lib/test_libcider lib/test_numparse lib/test_jsonw $(CORE_TESTS) tools/cider-sim/tests/test_lincheck \
+HOST_TESTS := lib/test_libcider lib/test_numparse lib/test_jsonw lib/test_workload $(CORE_TESTS) tools/cider-sim/tests/test_lincheck \
 	tools/cider-memd/tests/test_allow tools/cider-memd/tests/test_key tools/cider-bench/tests/test_pace \
 	tools/cider-bench/tests/test_lathist tools/cider-bench/tests/test_hdr
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
@@ -195,6 +195,12 @@ lib/test_jsonw: lib/test_jsonw.c lib/jsonw.c lib/jsonw.h $(LT)/.done
 
 lib/test_numparse: lib/test_numparse.c lib/numparse.c lib/numparse.h $(LT)/.done
 	$(CC) -Ilib -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< lib/numparse.c
+
+# The workloads, cider-sim's and cider-bench's, alone.
+lib/test_workload: lib/test_workload.c lib/workload.c lib/workload.h lib/numparse.c lib/numparse.h \
+		   $(LT)/.done
+	$(CC) -Ilib -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< lib/workload.c \
+		lib/numparse.c -lm -lpthread
 
 lib/test_libcider: lib/test_libcider.c $(LIB_SRC) $(LIB_HDR) lib/cider-batch.c lib/cider-uring.c \
 		   lib/cider-uring.h $(LT)/.done

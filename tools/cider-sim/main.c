@@ -65,7 +65,10 @@ static void usage(FILE *f)
 "  --keys K              keys (default 1000000)\n"
 "  --workload W          a (50%% search/50%% update), b (95/5), c (100/0),\n"
 "                        wo (write-only), idu (search/update/insert/delete),\n"
-"                        pd (40%% search, 40%% put, 20%% delete)\n"
+"                        pd (40%% search, 40%% put, 20%% delete), d (YCSB D:\n"
+"                        95%% search of the latest keys, 5%% insert), f (YCSB\n"
+"                        F: 50%% search, 50%% read-modify-write, run as its\n"
+"                        search and its update)\n"
 "  --zipf THETA|uniform  key skew, 0 <= THETA < 1 (default 0.99)\n"
 "  --ops N               operations in all (default 100000)\n"
 "  --seed S              (default 1)\n"
@@ -553,11 +556,14 @@ static void setup(struct sim *s)
 	s->verbs_out = calloc(s->nr_clients, 1);
 	s->incarnation = calloc(s->nr_clients, sizeof(u32));
 	s->cur_op = calloc(s->nr_clients, sizeof(u32));
+	s->rmw_key = s->wl.rmw ? calloc(s->nr_clients, sizeof(u64)) : NULL;
+	s->latest_seq = s->wl.latest ? calloc(s->nr_clients, sizeof(*s->latest_seq)) : NULL;
 	s->msg_last = calloc((size_t)s->nr_cns * s->nr_cns, sizeof(u64));
 	s->cn_nic_free = calloc(s->nr_cns, sizeof(u64));
 	if (!s->cns || !s->clients || !s->lwc || !s->qp_ready || !s->batch_done || !s->verbs_out ||
 	    !s->incarnation ||
 	    !s->cur_op || !s->msg_last || !s->cn_nic_free || !s->ring ||
+	    (s->wl.rmw && !s->rmw_key) || (s->wl.latest && !s->latest_seq) ||
 	    (s->buf_size && !s->bufs) || !s->opbufs) {
 		fprintf(stderr, "cider-sim: out of memory\n");
 		exit(1);
@@ -869,6 +875,9 @@ static void teardown(struct sim *s)
 	free(s->verbs_out);
 	free(s->incarnation);
 	free(s->cur_op);
+	free(s->rmw_key);
+	free(s->latest_seq);
+	cider_latest_free(&s->latest);
 	free(s->msg_last);
 	free(s->cn_nic_free);
 	free(s->cache_ent);
@@ -936,6 +945,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cider-sim: bad zipf parameter\n");
 		return 2;
 	}
+	if (s.wl.latest && cider_latest_init(&s.latest, &s.wl, s.nr_keys, s.theta)) {
+		fprintf(stderr, "cider-sim: no memory for workload %s's %llu keys\n", s.wl.name,
+			(unsigned long long)s.nr_keys);
+		return 2;
+	}
+	cider_latest_reader(&s.latest, &s.latest_zipf);
 	s.rng.s = seed;
 	s.frng.s = seed ^ 0x5deece66dULL;
 	setup(&s);

@@ -501,6 +501,13 @@ static bool sim_promises_bound(const struct sim *s)
 	return s->cfg.mode == CIDER_MODE_CIDER && s->cfg.escalate;
 }
 
+/* Workload d: @c's INSERT @o has ended (or its client crashed in it). */
+static void latest_done(struct sim *s, const struct cider_client *c, const struct op_rec *o)
+{
+	if (s->wl.latest && o->op == CIDER_INSERT)
+		cider_latest_done(&s->latest, s->latest_seq[c->id]);
+}
+
 static void fab_done(void *priv, struct cider_client *c)
 {
 	struct sim *s = priv;
@@ -527,6 +534,7 @@ static void fab_done(void *priv, struct cider_client *c)
 		sim_violation(s, "op %u (client %u, key %llu) took %.1f us, over the bound",
 			      s->cur_op[c->id], c->id, (unsigned long long)o->key,
 			      (double)(o->resp - o->inv) / US);
+	latest_done(s, c, o);
 	s->ops_done++;
 	if (s->events_since_done > s->max_events_gap)
 		s->max_events_gap = s->events_since_done;
@@ -620,6 +628,35 @@ static bool ideal_answer(struct sim *s, struct cider_client *c, struct op_rec *o
 	return true;
 }
 
+/*
+ * @c's next operation of the workload and its key.  A read-modify-write
+ * (workload f) runs as its SEARCH, then, as the client's next operation,
+ * an UPDATE of the same key: two operations, counted, timed and checked
+ * as such.  Workload d takes its keys from s->latest.
+ */
+static u8 next_op(struct sim *s, struct cider_client *c, u64 *key)
+{
+	u8 op;
+
+	if (s->rmw_key && s->rmw_key[c->id]) {
+		*key = s->rmw_key[c->id] - 1;
+		s->rmw_key[c->id] = 0;
+		return CIDER_WL_UPDATE;
+	}
+	op = (u8)cider_workload_op(&s->wl, &s->rng);
+	if (!s->wl.latest)
+		*key = cider_zipf_next(&s->zipf, &s->rng);
+	else if (op == CIDER_WL_INSERT)
+		*key = cider_latest_insert(&s->latest, &s->latest_seq[c->id]);
+	else
+		*key = cider_latest_read(&s->latest, &s->latest_zipf, &s->rng);
+	if (op == CIDER_WL_RMW) {
+		s->rmw_key[c->id] = *key + 1;
+		op = CIDER_WL_SEARCH;
+	}
+	return op;
+}
+
 static void start_op(struct sim *s, struct cider_client *c)
 {
 	struct op_rec *o;
@@ -634,10 +671,9 @@ static void start_op(struct sim *s, struct cider_client *c)
 	s->cur_op[c->id] = (u32)s->nops;
 	o = &s->ops[s->nops++];
 	memset(o, 0, sizeof(*o));
-	op = (u8)cider_workload_op(&s->wl, &s->rng);
 	o->client = c->id;
 	o->cn = c->cn->id;
-	o->key = cider_zipf_next(&s->zipf, &s->rng);
+	op = next_op(s, c, &o->key);
 	o->op = op == CIDER_WL_SEARCH ? CIDER_SEARCH : op == CIDER_WL_INSERT ? CIDER_INSERT :
 		op == CIDER_WL_UPDATE ? CIDER_UPDATE : op == CIDER_WL_PUT ? CIDER_PUT :
 		CIDER_DELETE;
@@ -668,8 +704,10 @@ static void crash_client(struct sim *s, struct cider_client *c)
 {
 	if (c->dead)
 		return;
-	if (c->busy && s->cur_op[c->id] < s->nops)
+	if (c->busy && s->cur_op[c->id] < s->nops) {
 		s->ops[s->cur_op[c->id]].pending = true;
+		latest_done(s, c, &s->ops[s->cur_op[c->id]]);
+	}
 	cider_client_crash(c);
 }
 

@@ -81,6 +81,10 @@ struct sim {
 	struct cider_cfg cfg;
 	struct cider_workload wl;
 	struct cider_zipf zipf;
+	struct cider_latest latest;	/* workload d's keys */
+	struct cider_zipf latest_zipf;	/* ...and its SEARCHes' reader state */
+	u64 *rmw_key;		/* workload f, per client: key + 1 of its RMW's UPDATE to come */
+	uint64_t *latest_seq;	/* workload d, per client: its INSERT's number */
 	struct cider_rng rng, frng;
 	const char *mode_name, *workload_name, *faults;
 	double theta;
