@@ -180,6 +180,11 @@ static int cider_member_announce(struct cider_mn *mn)
 			  24, 0);
 	b->probe = true;	/* a reconnect announces itself once its claim is checked */
 	ret = cider_mn_run(mn, &mn->chans[0], b);
+	if (!ret) {
+		memcpy(mn->member.announced, b->buf, sizeof(mn->member.announced));
+		/* Pairs with the heartbeat's read: the bytes, then the flag. */
+		smp_store_release(&mn->member.announced_ok, true);
+	}
 	cider_batch_put(b);
 	return ret;
 }
@@ -320,6 +325,11 @@ static void cider_member_beat_done(struct cider_batch *b)
 	if (!b->status && claim == mn->member.claim) {
 		atomic64_inc(&mn->member.beats);
 		cider_member_view_update(mn, b->buf + 8);
+		/* Pairs with cider_member_announce(): the flag, then the bytes. */
+		if (smp_load_acquire(&mn->member.announced_ok) &&
+		    memcmp(ours + offsetof(struct cider_mn_member, addr), mn->member.announced,
+			   sizeof(mn->member.announced)))
+			atomic_set(&mn->member.reannounce, 1);
 	} else if (!b->status && READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE) {
 		pr_err("mn%u: cn %u was taken over (claim %#llx, ours %#llx): this node stops\n",
 		       mn->id, mn->cn_id, claim, mn->member.claim);
@@ -339,7 +349,16 @@ void cider_member_beat(struct cider_mn *mn)
 	struct cider_batch *b = mn->member.hb;
 	u64 off = cider_member_off(mn);
 
-	if (!mn->member.claim || atomic_cmpxchg_acquire(&mn->member.hb_busy, 0, 1))
+	if (!mn->member.claim)
+		return;
+	/* The entry names another address than ours: say ours again. */
+	if (atomic_xchg(&mn->member.reannounce, 0)) {
+		atomic64_inc(&mn->member.reannounced);
+		pr_info("mn%u: cn %u's entry named another address: announcing ours again\n",
+			mn->id, mn->cn_id);
+		cider_member_announce(mn);
+	}
+	if (atomic_cmpxchg_acquire(&mn->member.hb_busy, 0, 1))
 		return;
 	cider_batch_rearm(b, 2);
 	cider_batch_faa(b, 0, off + offsetof(struct cider_mn_member, heartbeat), 1, 0);

@@ -21,6 +21,7 @@ struct cider_member {
 	struct cider_batch *hb;		/* the heartbeat: FAA, then READ the claim */
 	atomic_t hb_busy;		/* a heartbeat is out */
 	atomic64_t beats;		/* heartbeats that came back ours */
+	atomic64_t reannounced;		/* announced again (see announced[]) */
 	u64 waited_ms;			/* the claim waited out a dead holder */
 	u64 hb_t;			/* when the heartbeat out was posted */
 	/*
@@ -31,6 +32,15 @@ struct cider_member {
 	 */
 	unsigned long view[BITS_TO_LONGS(CIDER_MN_MAX_CNS)];
 	u64 view_t;
+	/*
+	 * The address entry as last announced (addr, port, family, reserved0),
+	 * and the heartbeat's finding that the table holds another: a rejoin's
+	 * late WRITE after a takeover names the old owner (protocol.rst, the
+	 * audit's finding 2); the watchdog announces again.
+	 */
+	u8 announced[24];
+	bool announced_ok;
+	atomic_t reannounce;
 };
 
 struct cider_mn_member;

@@ -67,6 +67,7 @@ static void cider_mn_stats_node(struct cider_mn *mn, struct cider_stats_out *o)
 	cider_stat_put(o, "reconnects", READ_ONCE(mn->reconnects));
 	cider_stat_put(o, "reconnect_attempts", READ_ONCE(mn->reconnect_attempts));
 	cider_stat_put(o, "member_beats", atomic64_read(&mn->member.beats));
+	cider_stat_put(o, "member_reannounced", atomic64_read(&mn->member.reannounced));
 	for (i = 0; i < mn->nr_chans; i++) {
 		cider_chan_snapshot(&mn->chans[i], &c);
 		cider_snap_add(&t, &c);
