@@ -46,6 +46,7 @@ struct kv_opts kopt = {
 };
 
 static struct cider_zipf kzipf;
+static struct cider_latest klatest;	/* workload d's keys */
 static atomic_ullong kv_issued, kv_preload_next;
 static volatile bool kv_running;
 static volatile int kv_phase;	/* 0 preload, 1 run */
@@ -63,11 +64,13 @@ void kv_usage(FILE *f)
 "Options:\n"
 "  --workload W     a (50%% GET/50%% UPDATE), b (95/5), c (GET only), wo\n"
 "                   (UPDATE only), idu (40%% GET, 30%% UPDATE, 15%% INSERT,\n"
-"                   15%% DELETE), pd (40%% GET, 40%% PUT, 20%% DELETE); default a\n"
+"                   15%% DELETE), pd (40%% GET, 40%% PUT, 20%% DELETE), d (YCSB\n"
+"                   D: 95%% GET of the latest keys, 5%% INSERT of new ones), f\n"
+"                   (YCSB F: 50%% GET, 50%% read-modify-write); default a\n"
 "  --zipf THETA|uniform  key skew, 0 <= THETA < 1 (default 0.99)\n"
 "  --keys N         keys 0..N-1 (default 1000); preloaded first: every key,\n"
-"                   or for idu and pd every other one (FNV-1a odd), the others\n"
-"                   deleted\n"
+"                   or for idu, pd and d every other one (FNV-1a odd), the\n"
+"                   others deleted (d's INSERTs take those)\n"
 "  --no-preload     keep the store as it is (the history then says nothing\n"
 "                   about the keys' first state)\n"
 "  --key-size N     key bytes, 8..1024 (default 8; the array store: 8)\n"
@@ -179,6 +182,50 @@ static uint64_t kv_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* The workload's operation as the bench's. */
+static uint8_t kv_op_of(enum cider_wl_op op)
+{
+	switch (op) {
+	case CIDER_WL_SEARCH: return KV_GET;
+	case CIDER_WL_UPDATE: return KV_UPDATE;
+	case CIDER_WL_INSERT: return KV_INSERT;
+	case CIDER_WL_PUT: return KV_PUT;
+	case CIDER_WL_RMW: return KV_GET;	/* then its UPDATE: kv_rmw_update() */
+	default: return KV_DELETE;
+	}
+}
+
+/* The measured run's next operation and key. */
+static void kv_draw(struct kv_thread *t, struct kv_slot *s)
+{
+	enum cider_wl_op op;
+
+	if (kopt.wl.latest) {
+		/* Workload d: which key depends on the operation. */
+		op = cider_workload_op(&kopt.wl, &t->rng);
+		s->latest_insert = op == CIDER_WL_INSERT;
+		s->key = s->latest_insert ? cider_latest_insert(&klatest, &s->latest_seq) :
+			 cider_latest_read(&klatest, &t->lzipf, &t->rng);
+	} else {
+		s->key = cider_zipf_next(&kzipf, &t->rng);
+		op = cider_workload_op(&kopt.wl, &t->rng);
+	}
+	s->op = kv_op_of(op);
+	s->rmw = op == CIDER_WL_RMW;
+	s->arg = kv_new_id(t);
+}
+
+/* @s's key and value bytes for its operation. */
+static void kv_bytes(struct kv_thread *t, struct kv_slot *s)
+{
+	s->klen = kopt.key_size;
+	kv_key_bytes(s->kbuf, s->key, s->klen);
+	s->vlen = s->op == KV_GET ? kopt.max_value : s->op == KV_DELETE ? 0 :
+		  cider_sizes_next(&kopt.vsize, &t->rng);
+	if (s->op != KV_GET && s->op != KV_DELETE)
+		kv_value_bytes(s->vbuf, s->arg, s->vlen);
+}
+
 /* The next operation for @s; false when there is none left. */
 static bool kv_next(struct kv_thread *t, struct kv_slot *s)
 {
@@ -191,27 +238,32 @@ static bool kv_next(struct kv_thread *t, struct kv_slot *s)
 			return false;
 		s->key = k;
 		s->op = kopt.wl.preload_all || cider_workload_preloaded(&idu, k) ? KV_PUT : KV_DELETE;
+		s->rmw = false;
 		s->arg = KV_PRELOAD_ID(k);
 	} else {
 		if (!kv_running || (kopt.ops && atomic_fetch_add(&kv_issued, 1) >= kopt.ops))
 			return false;
-		s->key = cider_zipf_next(&kzipf, &t->rng);
-		switch (cider_workload_op(&kopt.wl, &t->rng)) {
-		case CIDER_WL_SEARCH: s->op = KV_GET; break;
-		case CIDER_WL_UPDATE: s->op = KV_UPDATE; break;
-		case CIDER_WL_INSERT: s->op = KV_INSERT; break;
-		case CIDER_WL_PUT: s->op = KV_PUT; break;
-		default: s->op = KV_DELETE;
-		}
-		s->arg = kv_new_id(t);
+		kv_draw(t, s);
 	}
-	s->klen = kopt.key_size;
-	kv_key_bytes(s->kbuf, s->key, s->klen);
-	s->vlen = s->op == KV_GET ? kopt.max_value : s->op == KV_DELETE ? 0 :
-		  cider_sizes_next(&kopt.vsize, &t->rng);
-	if (s->op != KV_GET && s->op != KV_DELETE)
-		kv_value_bytes(s->vbuf, s->arg, s->vlen);
+	kv_bytes(t, s);
 	return true;
+}
+
+/*
+ * A read-modify-write's GET has ended at @now: @s becomes its UPDATE, of
+ * the same key with a new value, meant to start at once.  The history
+ * gets the two as they are (the checker knows GETs and UPDATEs); the
+ * whole is timed as one READ-MODIFY-WRITE from the GET's start.
+ */
+static void kv_rmw_update(struct kv_thread *t, struct kv_slot *s, uint64_t now)
+{
+	s->rmw_intended = s->intended;
+	s->rmw_inv = s->inv;
+	s->op = KV_UPDATE;
+	s->arg = kv_new_id(t);
+	kv_bytes(t, s);
+	s->intended = now;
+	s->inv = 0;
 }
 
 static void kv_prep(struct io_uring_sqe *sqe, int fd, unsigned int store, struct kv_slot *s)
@@ -254,44 +306,78 @@ static int kv_sync(struct kv_thread *t, struct kv_slot *s)
 	}
 }
 
-/* @s's latency, as one of @kind's. */
-static void kv_record(struct kv_thread *t, unsigned int kind, const struct kv_slot *s, uint64_t now)
+/* A latency, as one of @kind's: from @intended and, --rate, from @inv too. */
+static void kv_record(struct kv_thread *t, unsigned int kind, uint64_t intended, uint64_t inv,
+		      uint64_t now)
 {
-	pace_record(&t->lat[kind], t->svc ? &t->svc[kind] : NULL, s->intended, s->inv, now);
+	pace_record(&t->lat[kind], t->svc ? &t->svc[kind] : NULL, intended, inv, now);
 }
 
-/* One operation ended with @res at @now. */
-static void kv_finish(struct kv_thread *t, struct kv_slot *s, int res, uint64_t now,
-		      unsigned int client)
+/* @res as one of @kind's results; an error class counted as such. */
+static void kv_count(struct kv_thread *t, unsigned int kind, int res)
 {
-	uint64_t got = 0;
-
-	if (kv_phase == 0) {
-		if (res < 0 && !(res == -ENOENT && s->op == KV_DELETE)) {
-			t->errors++;
-			if (!t->first_err)
-				t->first_err = res;
-		}
-		t->done++;
-		return;
-	}
-	if (s->op == KV_GET && res >= 0 &&
-	    !kv_value_id(s->vbuf, (unsigned int)res < s->vlen ? (unsigned int)res : s->vlen, &got)) {
-		t->corrupt++;
-		got = kv_get_le(s->vbuf);
-	}
-	kv_record(t, s->op, s, now);
-	kv_record(t, KV_LAT_ALL, s, now);
-	t->res[s->op][kv_res_class(res)]++;
+	t->res[kind][kv_res_class(res)]++;
 	if (res < 0 && kv_res_class(res) >= KV_RES_UNKNOWN) {
 		t->errno_count[-res < KV_MAX_ERRNO ? -res : 0]++;
 		t->errors++;
 		if (!t->first_err)
 			t->first_err = res;
 	}
+}
+
+/* The preload's operation @s ended with @res. */
+static void kv_preloaded(struct kv_thread *t, const struct kv_slot *s, int res)
+{
+	if (res < 0 && !(res == -ENOENT && s->op == KV_DELETE)) {
+		t->errors++;
+		if (!t->first_err)
+			t->first_err = res;
+	}
 	t->done++;
+}
+
+/*
+ * One operation ended with @res at @now.  True when @s goes on: a
+ * read-modify-write's GET that ended without an error is followed by its
+ * UPDATE (YCSB's does it whatever the GET found).
+ */
+static bool kv_finish(struct kv_thread *t, struct kv_slot *s, int res, uint64_t now,
+		      unsigned int client)
+{
+	uint64_t got = 0;
+
+	if (kv_phase == 0) {
+		kv_preloaded(t, s, res);
+		return false;
+	}
+	if (s->op == KV_GET && res >= 0 &&
+	    !kv_value_id(s->vbuf, (unsigned int)res < s->vlen ? (unsigned int)res : s->vlen, &got)) {
+		t->corrupt++;
+		got = kv_get_le(s->vbuf);
+	}
+	kv_record(t, s->op, s->intended, s->inv, now);
+	kv_count(t, s->op, res);
+	if (s->latest_insert) {
+		/* Ended, however: SEARCHes may look for its key now (as YCSB's). */
+		cider_latest_done(&klatest, s->latest_seq);
+		s->latest_insert = false;
+	}
 	if (kopt.history)
 		kv_hist_add(t, s, res, got, now, client);
+	if (s->rmw && s->op == KV_GET && kv_res_class(res) < KV_RES_UNKNOWN) {
+		kv_rmw_update(t, s, now);
+		return true;
+	}
+	if (s->rmw) {
+		kv_record(t, KV_RMW, s->rmw_intended, s->rmw_inv, now);
+		kv_record(t, KV_LAT_ALL, s->rmw_intended, s->rmw_inv, now);
+		/* An error ends the RMW: counted with its GET or its UPDATE already. */
+		t->res[KV_RMW][kv_res_class(res)]++;
+	} else {
+		kv_record(t, KV_LAT_ALL, s->intended, s->inv, now);
+	}
+	t->done++;
+	return false;
 }
 
 /*
@@ -334,25 +420,33 @@ static void kv_stamp(struct kv_slot *s, uint64_t now)
 		s->intended = now;
 }
 
-/* Put new operations into the free slots, as many as are due; how many. */
+/*
+ * Put an operation into each free slot: an RMW's UPDATE that is due
+ * (even after the run's end: the pair is completed), else a new one if
+ * the schedule says it is due.  How many.
+ */
 static unsigned int kv_fill(struct kv_thread *t, struct io_uring *ring, bool *more)
 {
 	uint64_t now = kv_ns(), intended;
 	unsigned int i, n = 0;
+	bool due = true;
 
-	for (i = 0; *more && i < kopt.depth; i++) {
+	for (i = 0; i < kopt.depth; i++) {
 		struct kv_slot *s = &t->slots[i];
 		struct io_uring_sqe *sqe;
 
 		if (s->busy)
 			continue;
-		if (!pace_due(&t->pace, now, &intended))
-			break;
-		if (!kv_next(t, s)) {
-			*more = false;
-			break;
+		if (!s->again) {
+			if (!*more || !due || !(due = pace_due(&t->pace, now, &intended)))
+				continue;
+			if (!kv_next(t, s)) {
+				*more = false;
+				continue;
+			}
+			s->intended = intended;
 		}
-		s->intended = intended;
+		s->again = false;
 		sqe = io_uring_get_sqe(ring);
 		kv_prep(sqe, t->fd, t->store, s);
 		io_uring_sqe_set_data64(sqe, i);
@@ -402,10 +496,12 @@ static unsigned int kv_reap(struct kv_thread *t, struct io_uring *ring)
 	for (i = 0; i < seen; i++) {
 		struct kv_slot *s = &t->slots[cqes[i]->user_data];
 
-		kv_finish(t, s, cqes[i]->res, now,
-			  t->id * kopt.depth + (unsigned int)cqes[i]->user_data);
+		/* An RMW's UPDATE goes out with the next kv_fill(). */
+		s->again = kv_finish(t, s, cqes[i]->res, now,
+				     t->id * kopt.depth + (unsigned int)cqes[i]->user_data);
 		s->busy = false;
-		s->inv = 0;
+		if (!s->again)
+			s->inv = 0;
 	}
 	io_uring_cq_advance(ring, seen);
 	return seen;
@@ -458,9 +554,10 @@ static int kv_run_sync(struct kv_thread *t)
 
 	while (!pace_wait(&t->pace, &kv_clock, &intended) && kv_next(t, s)) {
 		s->intended = intended;
-		kv_stamp(s, kv_ns());
-		res = kv_sync(t, s);
-		kv_finish(t, s, res, kv_ns(), t->id);
+		do {
+			kv_stamp(s, kv_ns());
+			res = kv_sync(t, s);
+		} while (kv_finish(t, s, res, kv_ns(), t->id));
 		s->inv = 0;
 	}
 	return 0;
@@ -487,6 +584,8 @@ static int kv_threads_init(struct kv_thread *w, int fd, unsigned int store)
 		w[i].fd = fd;
 		w[i].store = store;
 		w[i].rng.s = kopt.seed * 0x9e3779b97f4a7c15ULL + i + 1;
+		if (kopt.wl.latest)
+			cider_latest_reader(&klatest, &w[i].lzipf);
 		w[i].slots = calloc(kopt.depth, sizeof(*w[i].slots));
 		w[i].lat = calloc(KV_NR_LAT, sizeof(*w[i].lat));
 		/* Closed loop, the two are one: no second set. */
@@ -608,6 +707,31 @@ static int kv_pick(int fd, struct cider_mn_info *mi)
 	return 0;
 }
 
+/* The key choice: Zipfian (or uniform) over the keys, or workload d's latest. */
+static int kv_keys_init(void)
+{
+	if (cider_zipf_init(&kzipf, kopt.keys, kopt.theta)) {
+		fprintf(stderr, "cider-bench: bad --zipf for %llu keys\n", kopt.keys);
+		return -1;
+	}
+	if (kopt.wl.latest && cider_latest_init(&klatest, &kopt.wl, kopt.keys, kopt.theta)) {
+		fprintf(stderr, "cider-bench: no memory for workload %s's %llu keys\n",
+			kopt.wl.name, kopt.keys);
+		return -1;
+	}
+	return 0;
+}
+
+/* Workload d ran out of absent keys: its later INSERTs found theirs present. */
+static void kv_latest_note(void)
+{
+	uint64_t wrapped = kopt.wl.latest ? cider_latest_wrapped(&klatest) : 0;
+
+	if (wrapped)
+		fprintf(stderr, "cider-bench: workload %s: %llu INSERTs came after every key had been inserted (their keys were present: more --keys for a run this long)\n",
+			kopt.wl.name, (unsigned long long)wrapped);
+}
+
 /*
  * Wait for --start-at.  A preload that ended after it is an error: the
  * other compute nodes' runs began before the keys held what this one's
@@ -643,10 +767,8 @@ int cmd_kv(int argc, char **argv)
 	if (ret)
 		goto out;
 	ret = 1;
-	if (cider_zipf_init(&kzipf, kopt.keys, kopt.theta)) {
-		fprintf(stderr, "cider-bench: bad --zipf for %llu keys\n", kopt.keys);
+	if (kv_keys_init())
 		goto out;
-	}
 	fd = cider_open();
 	if (fd < 0) {
 		fprintf(stderr, "cider-bench: %s\n", cider_strerror(fd));
@@ -681,12 +803,14 @@ int cmd_kv(int argc, char **argv)
 		goto out;
 	}
 	ret = kv_report(&mi, w, secs, &c0, &c1) || kv_first_err(w) || kv_corrupt(w) ? 1 : 0;
+	kv_latest_note();
 	if (kopt.history && kv_hist_write(w, kopt.history))
 		ret = 1;
 out:
 	if (w)
 		kv_threads_free(w);
 	free(w);
+	cider_latest_free(&klatest);
 	if (fd >= 0)
 		close(fd);
 	return ret;

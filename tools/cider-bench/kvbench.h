@@ -15,9 +15,16 @@
 
 enum kv_op { KV_GET, KV_PUT, KV_INSERT, KV_UPDATE, KV_DELETE, KV_NR_OPS };
 
-/* Latency is kept per operation kind, and for every operation: */
-#define KV_LAT_ALL	KV_NR_OPS
-#define KV_NR_LAT	(KV_NR_OPS + 1)
+/*
+ * Results and latencies are kept per kind: each operation, and a
+ * read-modify-write as a whole (its GET and UPDATE count as themselves
+ * too, as YCSB counts them); latencies also for every operation of the
+ * workload, an RMW once.
+ */
+#define KV_RMW		KV_NR_OPS
+#define KV_NR_KINDS	(KV_NR_OPS + 1)
+#define KV_LAT_ALL	KV_NR_KINDS
+#define KV_NR_LAT	(KV_NR_KINDS + 1)
 
 /* How an operation ended, as the history checker needs to know it. */
 enum kv_res {
@@ -48,8 +55,13 @@ struct kv_slot {
 	unsigned int klen, vlen;
 	uint64_t key, arg, inv;
 	uint64_t intended;	/* the schedule's start for it (closed loop: inv) */
+	uint64_t rmw_intended, rmw_inv;	/* a read-modify-write's, from its GET */
 	uint8_t op;
 	bool busy;
+	bool rmw;		/* a read-modify-write: the GET, then the UPDATE */
+	bool again;		/* the RMW's UPDATE is to be submitted */
+	bool latest_insert;	/* workload d's INSERT number latest_seq */
+	uint64_t latest_seq;
 };
 
 struct kv_hrec {
@@ -65,8 +77,9 @@ struct kv_thread {
 	struct cider_rng rng;
 	uint64_t seq;
 	struct kv_slot *slots;
+	struct cider_zipf lzipf;		/* workload d: this thread's reader state */
 	unsigned long long done, errors, corrupt;
-	unsigned long long res[KV_NR_OPS][KV_NR_RES];
+	unsigned long long res[KV_NR_KINDS][KV_NR_RES];
 	unsigned long long errno_count[256];	/* [0]: beyond 255 */
 	int first_err, setup_err;
 	struct pace pace;

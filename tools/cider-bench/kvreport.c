@@ -17,7 +17,7 @@
 #include "bench.h"
 #include "kvbench.h"
 
-static const char *const kv_op_names[] = { "get", "put", "insert", "update", "delete" };
+static const char *const kv_op_names[] = { "get", "put", "insert", "update", "delete", "rmw" };
 static const char *const kv_res_names[] = { "ok", "notfound", "exists", "nospc", "unknown",
 					    "error" };
 
@@ -288,7 +288,7 @@ void kv_reset(struct kv_thread *w)
 }
 
 struct kv_sum {
-	unsigned long long done, corrupt, res[KV_NR_OPS][KV_NR_RES], errnos[256];
+	unsigned long long done, corrupt, res[KV_NR_KINDS][KV_NR_RES], errnos[256];
 	struct lathist lat[KV_NR_LAT], svc[KV_NR_LAT];	/* svc: --rate only */
 };
 
@@ -300,7 +300,7 @@ static void kv_sum(const struct kv_thread *w, struct kv_sum *s)
 	for (i = 0; i < kopt.threads; i++) {
 		s->done += w[i].done;
 		s->corrupt += w[i].corrupt;
-		for (j = 0; j < KV_NR_OPS; j++)
+		for (j = 0; j < KV_NR_KINDS; j++)
 			for (k = 0; k < KV_NR_RES; k++)
 				s->res[j][k] += w[i].res[j][k];
 		for (j = 0; j < 256; j++)
@@ -320,7 +320,7 @@ static void kv_json_lats(const char *name, const struct lathist *lat)
 
 	printf(",\"%s\":{", name);
 	lh_json(stdout, "all", &lat[KV_LAT_ALL]);
-	for (i = 0; i < KV_NR_OPS; i++) {
+	for (i = 0; i < KV_NR_KINDS; i++) {
 		if (!lat[i].n)
 			continue;
 		printf(",");
@@ -369,7 +369,7 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 	       kopt.threads, kopt.depth, kopt.threads * kopt.depth, kopt.ioctl ? "ioctl" : "io_uring",
 	       kopt.wl.name, zipf, kopt.keys, kopt.key_size, kopt.vsize_name, kopt.seed, secs,
 	       s->done, s->done / secs / 1e6, m.p50 / 1e3, m.p99 / 1e3, m.p999 / 1e3, m.max / 1e3);
-	for (i = 0; i < KV_NR_OPS; i++)
+	for (i = 0; i < KV_NR_KINDS; i++)
 		for (j = 0; j < KV_NR_RES; j++)
 			if (s->res[i][j])
 				printf("%s\"%s_%s\":%llu", first ? (first = 0, "") : ",", kv_op_names[i],
@@ -412,7 +412,7 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 	printf("}\n");
 }
 
-static const char *const kv_op_upper[] = { "GET", "PUT", "INSERT", "UPDATE", "DELETE" };
+static const char *const kv_op_upper[] = { "GET", "PUT", "INSERT", "UPDATE", "DELETE", "RMW" };
 
 /* A table: every operation, then each kind that ran. */
 static void kv_text_lats(const struct lathist *lat)
@@ -421,7 +421,7 @@ static void kv_text_lats(const struct lathist *lat)
 
 	lh_text_header(stdout);
 	lh_text_row(stdout, "all", &lat[KV_LAT_ALL]);
-	for (i = 0; i < KV_NR_OPS; i++)
+	for (i = 0; i < KV_NR_KINDS; i++)
 		if (lat[i].n)
 			lh_text_row(stdout, kv_op_upper[i], &lat[i]);
 }
@@ -452,7 +452,7 @@ static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *
 	       kopt.depth, kopt.ioctl ? "ioctl" : "io_uring", secs, s->done, s->done / secs / 1e6);
 	kv_text_lat(s->lat, s->svc);
 	printf("  results:");
-	for (i = 0; i < KV_NR_OPS; i++)
+	for (i = 0; i < KV_NR_KINDS; i++)
 		for (j = 0; j < KV_NR_RES; j++)
 			if (s->res[i][j])
 				printf(" %s %s %llu;", kv_op_names[i], kv_res_names[j], s->res[i][j]);
@@ -482,7 +482,8 @@ static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *
 }
 
 /* YCSB's measurement names, by kind. */
-static const char *const kv_ycsb_names[] = { "READ", "PUT", "INSERT", "UPDATE", "DELETE" };
+static const char *const kv_ycsb_names[] = { "READ", "PUT", "INSERT", "UPDATE", "DELETE",
+					     "READ-MODIFY-WRITE" };
 /* YCSB's Return= names where it has one (OK, NOT_FOUND, ERROR), ours where not. */
 static const char *const kv_ycsb_res[] = { "OK", "NOT_FOUND", "EXISTS", "NO_SPACE", "UNKNOWN",
 					   "ERROR" };
@@ -518,7 +519,7 @@ static void kv_report_ycsb(const struct kv_sum *s, double secs)
 
 	printf("[OVERALL], RunTime(ms), %.0f\n", secs * 1e3);
 	printf("[OVERALL], Throughput(ops/sec), %.3f\n", s->done / secs);
-	for (i = 0; i < KV_NR_OPS; i++) {
+	for (i = 0; i < KV_NR_KINDS; i++) {
 		if (!s->lat[i].n)
 			continue;
 		kv_ycsb_block(kv_ycsb_names[i], kopt.rate > 0 ? &s->svc[i] : &s->lat[i], s->res[i]);
