@@ -110,7 +110,7 @@ selftests: lib/libcider.a $(LT)/.done
 
 # Scripts among them (not built, not cleaned): the tools' answers to bad input,
 # and what the kv selftest's Prometheus format checker refuses.
-HOST_TEST_SCRIPTS := tools/cider-memd/tests/test_usage tools/ciderctl/test_usage \
+HOST_TEST_SCRIPTS := tools/cider-memd/tests/test_usage tools/ciderctl/test_usage tools/cider-bench/tests/test_usage \
 	selftests/cider/test_prom_check
 
 host-tests:
