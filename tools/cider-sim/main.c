@@ -889,6 +889,7 @@ static void teardown(struct sim *s)
 	free(s->chain);
 	hmap_free(&s->mem);
 	hmap_free(&s->word_free);
+	hmap_free(&s->word_use);
 	hmap_free(&s->holder);
 	hmap_free(&s->holder_client);
 	hmap_free(&s->hold_since);

@@ -247,6 +247,59 @@ static void record_change(struct sim *s, u32 ci, u64 addr, u64 old, u64 new)
 		(*hmap_find(&s->key_changes, e->key, true))++;
 }
 
+#define USE_WRITE	1
+#define USE_ATOMIC	2
+#define USE_SAID	4
+
+static bool in_data_area(const struct sim *s, u64 addr)
+{
+	return addr >= s->cfg.data_off;
+}
+
+/* An 8-byte READ cider.ko posts as an FAA of 0 (kvfabric.c, read_atomic). */
+static bool read_is_atomic(const struct cider_verb *v)
+{
+	return v->op == CIDER_V_READ && v->len == 8 && !(v->addr & 7) && !v->buf && !v->plain;
+}
+
+/* Word @addr is touched by @use: is it now both WRITten and atomically changed? */
+static void word_use_one(struct sim *s, u64 addr, u64 use, const char *how)
+{
+	u64 *u = hmap_find(&s->word_use, addr, true);
+
+	*u |= use;
+	if ((*u & (USE_WRITE | USE_ATOMIC)) == (USE_WRITE | USE_ATOMIC) && !(*u & USE_SAID)) {
+		*u |= USE_SAID;
+		sim_violation(s, "MN word %#llx is both WRITten and changed by atomics (now: %s)",
+			      (unsigned long long)addr, how);
+	}
+}
+
+/*
+ * The audit's rule: no word is both WRITten and atomically changed.
+ * Blocks (the data area) are WRITten whole, only ever READ otherwise:
+ * an atomic there is the violation, without a map of every block word.
+ */
+static void word_use(struct sim *s, const struct cider_verb *v)
+{
+	u32 k;
+
+	if (v->op == CIDER_V_WRITE) {
+		for (k = 0; k < v->len / 8; k++)
+			if (!in_data_area(s, v->addr + 8 * k))
+				word_use_one(s, v->addr + 8 * k, USE_WRITE, "a WRITE");
+		return;
+	}
+	if (v->op != CIDER_V_CAS && v->op != CIDER_V_FAA && !read_is_atomic(v))
+		return;
+	if (in_data_area(s, v->addr))
+		sim_violation(s, "an atomic verb (op %u) on data-area word %#llx", v->op,
+			      (unsigned long long)v->addr);
+	else
+		word_use_one(s, v->addr, USE_ATOMIC,
+			     v->op == CIDER_V_READ ? "an 8-byte READ, an FAA of 0" : "an atomic");
+}
+
 /* Apply verb @i of client @ci's batch at the MN, now. */
 static void verb_exec(struct sim *s, u32 ci, u32 i)
 {
@@ -255,6 +308,7 @@ static void verb_exec(struct sim *s, u32 ci, u32 i)
 	u32 k;
 
 	s->verbs[v->op]++;
+	word_use(s, v);
 	/*
 	 * The stall limit counts work, not just events: a READ of a 64 KiB
 	 * block costs the model 8,192 word look-ups, and a livelock of such

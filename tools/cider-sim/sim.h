@@ -102,6 +102,13 @@ struct sim {
 	/* the model */
 	u64 nic_free;
 	struct hmap mem, word_free;
+	/*
+	 * Outside the data area, how verbs touched each 8-byte word: WRITE,
+	 * atomically (CAS, FAA, or an 8-byte READ the kernel posts as an FAA
+	 * of 0), never both (a WRITE can interleave with an atomic on a
+	 * real NIC: protocol.rst, the audit).
+	 */
+	struct hmap word_use;
 	u64 *qp_ready, *batch_done;
 	u64 *cn_nic_free;
 	u32 *cur_op;
