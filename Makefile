@@ -109,9 +109,10 @@ selftests: lib/libcider.a $(LT)/.done
 	@$(MAKE) -s -C selftests/cider
 
 # Scripts among them (not built, not cleaned): the tools' answers to bad input,
-# and what the kv selftest's Prometheus format checker refuses.
-HOST_TEST_SCRIPTS := tools/cider-memd/tests/test_usage tools/ciderctl/test_usage tools/cider-bench/tests/test_usage \
-	selftests/cider/test_prom_check
+# what the kv selftest's Prometheus format checker refuses, python3-cider's
+# host tests.
+HOST_TEST_SCRIPTS := tools/cider-memd/tests/test_usage tools/ciderctl/test_usage \
+	tools/cider-bench/tests/test_usage selftests/cider/test_prom_check python/tests/run-host
 
 host-tests:
 	@echo $(HOST_TESTS) $(HOST_TEST_SCRIPTS)
