@@ -536,8 +536,11 @@ static int kv_run_uring(struct kv_thread *t)
 		if (!inflight && !more)
 			break;
 		ret = kv_wait(t, &ring, inflight, &more, &cqe);
-		if (ret == -ETIME)
+		if (ret == -ETIME) {
+			/* Not an error: the next operation is due.  Nor the loop's result. */
+			ret = 0;
 			continue;
+		}
 		if (ret < 0)
 			break;
 		inflight -= kv_reap(t, &ring);
