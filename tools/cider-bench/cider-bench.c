@@ -548,15 +548,16 @@ static int cmd_raw(void)
 	}
 	if (opt.json) {
 		/* The kv report's names for the same quantities (kvreport.c). */
+		/* latency first: its own "p50_us" must not be the line's last (kvreport.c). */
 		printf("{\"bench\":\"raw\",\"op\":\"%s\",\"threads\":%u,\"depth\":%u,\"batch\":%u,"
-		       "\"size\":%u,\"seconds\":%.3f,\"ops\":%llu,\"throughput_mops\":%.6f,"
+		       "\"size\":%u,\"latency\":{", op_names[opt.op], opt.threads, opt.depth,
+		       opt.batch, opt.size);
+		lh_json(stdout, "all", &lat);
+		printf("},\"seconds\":%.3f,\"ops\":%llu,\"throughput_mops\":%.6f,"
 		       "\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,"
 		       "\"wr_per_doorbell\":%.2f,\"doorbells\":%llu,\"wrs\":%llu,\"mn\":%u,"
-		       "\"latency\":{", op_names[opt.op], opt.threads, opt.depth, opt.batch,
-		       opt.size, elapsed, ops, mops, m.p50 / 1e3, m.p99 / 1e3, m.p999 / 1e3,
+		       "\"device\":", elapsed, ops, mops, m.p50 / 1e3, m.p99 / 1e3, m.p999 / 1e3,
 		       m.max / 1e3, wpd, db1 - db0, wr1 - wr0, mi.mn_id);
-		lh_json(stdout, "all", &lat);
-		printf("},\"device\":");
 		cider_json_str(stdout, mi.ibdev, strlen(mi.ibdev));
 		if (opt.perftest) {
 			printf(",\"perftest_throughput_mops\":%.6f,\"ratio\":%.3f,"
