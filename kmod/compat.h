@@ -58,6 +58,20 @@ static inline void cider_uring_in_task(struct io_uring_cmd *cmd,
 #endif
 }
 
+/*
+ * May a command answer -EAGAIN from its first, non-blocking issue, for
+ * io_uring to issue it again from a worker?  Up to 6.9 io_uring then
+ * copies the SQE and points the command at the copy.  From 6.10 (its
+ * deferred SQE copy; Debian's 6.12 is such a kernel) it copies the SQE but
+ * leaves cmd->sqe in the submission ring, which the application may have
+ * filled with another command by the time the worker reads it: the
+ * re-issue then runs that other command under this one's user_data (a
+ * GET's CQE with another key's length, its buffer untouched; found by
+ * python3-cider's batch test).  There a KV command waits for its slot in
+ * its first issue instead.
+ */
+#define CIDER_URING_REISSUE_KEEPS_SQE (!CIDER_SINCE(6, 10))
+
 #if CIDER_SINCE(6, 7)
 #define CIDER_URING_CANCELABLE 1
 /* ->uring_cmd() called to cancel a command marked cancelable. */

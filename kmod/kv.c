@@ -208,9 +208,20 @@ void cider_kv_uring_cancel(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 		cider_kv_req_put(r);
 }
 
+/*
+ * Answer -EAGAIN (io_uring issues the command again from a worker) rather
+ * than wait for a request or a slot?  Only where the re-issue reads the
+ * same command (compat.h).
+ */
+static bool cider_kv_uring_nowait(unsigned int issue_flags)
+{
+	return (issue_flags & IO_URING_F_NONBLOCK) && CIDER_URING_REISSUE_KEEPS_SQE;
+}
+
 int cider_kv_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 {
 	struct cider_kv_pdu *pdu = (struct cider_kv_pdu *)ucmd->pdu;
+	bool nowait = cider_kv_uring_nowait(issue_flags);
 	struct cider_kv_cmd cmd;
 	struct cider_kv_req *r;
 	int ret;
@@ -224,14 +235,14 @@ int cider_kv_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 	if (ret)
 		return ret;
 	/* -EAGAIN without a free request: io_uring retries from a worker. */
-	r = cider_kv_build(&cmd, issue_flags & IO_URING_F_NONBLOCK);
+	r = cider_kv_build(&cmd, nowait);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 	cider_uring_link_init(&r->ulink, ucmd, cider_kv_uring_task);
 	r->complete = cider_kv_uring_complete;
 	pdu->r = r;
 	/* -EAGAIN without a free slot: io_uring retries from a worker. */
-	ret = cider_kvs_submit(r->mn, r, issue_flags & IO_URING_F_NONBLOCK);
+	ret = cider_kvs_submit(r->mn, r, nowait);
 	if (ret) {
 		cider_kv_req_put(r);
 		return ret;
