@@ -103,7 +103,8 @@ checkpatch: $(LT)/.done
 		--ignore LINUX_VERSION_CODE -f kmod/compat.h
 	tools/func-length 80 $(filter %.c,$(KERNEL_SRC))
 
-userspace: $(TOOLS) selftests $(HOST_TESTS)
+# libs: python3-cider's tests load build/lib/libcider.so.1.
+userspace: $(TOOLS) selftests $(HOST_TESTS) libs
 
 selftests: lib/libcider.a $(LT)/.done
 	@$(MAKE) -s -C selftests/cider
