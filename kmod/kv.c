@@ -218,6 +218,21 @@ static bool cider_kv_uring_nowait(unsigned int issue_flags)
 	return (issue_flags & IO_URING_F_NONBLOCK) && CIDER_URING_REISSUE_KEEPS_SQE;
 }
 
+/*
+ * A command refused with @ret.  One that waited (!@nowait) for its slot
+ * and still got none ends -EAGAIN in its CQE: returned from a first
+ * issue, io_uring would issue it again from a worker, which on 6.10+
+ * reads an SQE the application may have refilled by now.
+ */
+static int cider_kv_uring_refuse(struct io_uring_cmd *ucmd, int ret, bool nowait,
+				 unsigned int issue_flags)
+{
+	if (ret != -EAGAIN || nowait)
+		return ret;
+	io_uring_cmd_done(ucmd, ret, 0, issue_flags);
+	return -EIOCBQUEUED;
+}
+
 int cider_kv_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 {
 	struct cider_kv_pdu *pdu = (struct cider_kv_pdu *)ucmd->pdu;
@@ -237,7 +252,7 @@ int cider_kv_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 	/* -EAGAIN without a free request: io_uring retries from a worker. */
 	r = cider_kv_build(&cmd, nowait);
 	if (IS_ERR(r))
-		return PTR_ERR(r);
+		return cider_kv_uring_refuse(ucmd, PTR_ERR(r), nowait, issue_flags);
 	cider_uring_link_init(&r->ulink, ucmd, cider_kv_uring_task);
 	r->complete = cider_kv_uring_complete;
 	pdu->r = r;
@@ -245,7 +260,7 @@ int cider_kv_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 	ret = cider_kvs_submit(r->mn, r, nowait);
 	if (ret) {
 		cider_kv_req_put(r);
-		return ret;
+		return cider_kv_uring_refuse(ucmd, ret, nowait, issue_flags);
 	}
 	cider_uring_link_arm(&r->ulink, issue_flags);
 	return -EIOCBQUEUED;

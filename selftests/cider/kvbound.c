@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -215,6 +216,69 @@ TEST_F_TIMEOUT(kvbound, clients_ended_by_their_bound_come_back, 300)
 	ASSERT_LE(WAVE * waves - shards * SLOTS, kv_counter(s, "revived"));
 	for (i = 0; i < 64; i++)
 		ASSERT_EQ(0, node_serves(self->fd, s, 100 + i));
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * An io_uring command that finds every slot of its shard held past
+ * op_timeout_ms ends EAGAIN in its CQE at that bound, not a second
+ * op_timeout_ms later: on 6.10+, where it waits in its first issue,
+ * returning -EAGAIN from ->uring_cmd() has io_uring issue it again from a
+ * worker, from its SQE slot, which the application may have refilled with
+ * another command.  Twice as many GETs as the store has clients stall, so
+ * that every slot of every shard is held (at least 32 of 128 keys land on
+ * each of the VM's 2 shards but for a 1e-7 chance) until the holders'
+ * bound, 2 x op_timeout_ms + 10 leases.
+ */
+TEST_F_TIMEOUT(kvbound, an_io_uring_command_without_a_slot_ends_eagain_at_the_bound, 120)
+{
+	unsigned int s = self->at.mn_id, i, n, shards;
+	struct staller st[128];
+	pthread_t th[128];
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	uint64_t key = 7, val;
+	double t0, took;
+
+	NEED_MN();
+	shards = store_shards(s);
+	ASSERT_LT(0U, shards);
+	n = shards * SLOTS * 2;
+	ASSERT_GE(128U, n);
+	ASSERT_EQ(0, cider_uring_init(&ring, 4));
+	ASSERT_EQ(0, stall(shards * SLOTS));
+	for (i = 0; i < n; i++) {
+		st[i] = (struct staller){ self->fd, s, 100 + i, 0 };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, stall_run, &st[i]));
+	}
+	usleep(300 * 1000);
+	cider_uring_prep_get(io_uring_get_sqe(&ring), self->fd, s, &key, 8, &val, 8);
+	t0 = mono_s();
+	ASSERT_EQ(1, io_uring_submit(&ring));
+	ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+	took = mono_s() - t0;
+	TH_LOG("CQE %d after %.2f s", cqe->res, took);
+	EXPECT_EQ(-EAGAIN, cqe->res);
+	EXPECT_GT(1.5 * OP_TIMEOUT_MS / 1000, took);
+	io_uring_cqe_seen(&ring, cqe);
+	io_uring_queue_exit(&ring);
+	for (i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		if (st[i].ret != -ETIMEDOUT && st[i].ret != -EAGAIN)
+			TH_LOG("key %llu: %d", (unsigned long long)st[i].key, st[i].ret);
+		EXPECT_TRUE(st[i].ret == -ETIMEDOUT || st[i].ret == -EAGAIN);
+	}
+	ASSERT_EQ(0, stall_left());
+	/* The clients the bound ended come back a lease later. */
+	usleep(2 * LEASE_MS * 1000);
+	ASSERT_EQ(0, node_serves(self->fd, s, key));
 }
 
 TEST_HARNESS_MAIN
