@@ -30,9 +30,11 @@ cache_memd=$memd
 memd=$cache_memd_was
 
 for g in 1 2; do
-	on $g bash -c 'echo 1 > /sys/module/cider/parameters/cache' &&
-		on $g $CTL attach "$CIDER_MN_ADDR:$CACHE_PORT" cn "$g" > "$LOG/cache-attach$g.log" 2>&1
-	tap $? "guest $g attaches the cached store as cn $g, with the cache" "$LOG/cache-attach$g.log"
+	{ on $g bash -c 'echo 1 > /sys/module/cider/parameters/cache' &&
+		on $g $CTL attach "$CIDER_MN_ADDR:$CACHE_PORT" cn "$g"; } > "$LOG/cache-attach$g.log" 2>&1
+	st=$?
+	[ $st = 0 ] || echo "(exit status $st)" >> "$LOG/cache-attach$g.log"
+	tap $st "guest $g attaches the cached store as cn $g, with the cache" "$LOG/cache-attach$g.log"
 	cache_mn[$g]=$(attach_id "$LOG/cache-attach$g.log")
 done
 
