@@ -35,7 +35,7 @@ SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h
 CORE_TESTS := $(patsubst %.c,%,$(wildcard kmod/core/tests/test_*.c))
 HOST_TESTS := lib/test_libcider lib/test_numparse lib/test_jsonw lib/test_workload $(CORE_TESTS) tools/cider-sim/tests/test_lincheck \
 	tools/cider-memd/tests/test_allow tools/cider-memd/tests/test_key tools/cider-bench/tests/test_pace \
-	tools/cider-bench/tests/test_lathist tools/cider-bench/tests/test_hdr
+	tools/cider-bench/tests/test_lathist tools/cider-bench/tests/test_hdr tools/ciderctl/tests/test_kvdump
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
 	 tools/cider-sim/cider-sim build/cider-sim-san tools/vm/cider-hub tools/vm/cluster-clock
 
@@ -138,6 +138,12 @@ CIDERCTL_SRC := tools/ciderctl/ciderctl.c tools/ciderctl/attach.c tools/ciderctl
 tools/ciderctl/ciderctl: $(CIDERCTL_SRC) tools/ciderctl/ciderctl.h tools/ciderctl/cnconf.h \
 			 lib/libcider.a VERSION
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(CIDERCTL_SRC) lib/libcider.a
+
+# The dump file codec, alone, under the sanitizers.
+tools/ciderctl/tests/test_kvdump: tools/ciderctl/tests/test_kvdump.c tools/ciderctl/kvdump.c \
+				  tools/ciderctl/kvdump.h $(LT)/.done
+	$(CC) -Itools/ciderctl -isystem $(KSELFTEST) $(CFLAGS) $(WARN) $(SAN) -o $@ $< \
+		tools/ciderctl/kvdump.c
 
 MEMD_SRC := tools/cider-memd/cider-memd.c tools/cider-memd/allow.c tools/cider-memd/backing.c \
 	tools/cider-memd/notify.c tools/cider-memd/key.c lib/keyfile.c lib/numparse.c kmod/core/store.c \
