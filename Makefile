@@ -134,10 +134,11 @@ tools/vm/cider-hub: tools/vm/cider-hub.c
 tools/vm/cluster-clock: tools/vm/cluster-clock.c lib/numparse.c lib/numparse.h
 	$(CC) -Ilib $(CFLAGS) $(WARN) -o $@ $< lib/numparse.c
 
-CIDERCTL_SRC := tools/ciderctl/ciderctl.c tools/ciderctl/attach.c tools/ciderctl/cnconf.c
+CIDERCTL_SRC := tools/ciderctl/ciderctl.c tools/ciderctl/attach.c tools/ciderctl/cnconf.c \
+	tools/ciderctl/kvload.c tools/ciderctl/kvdump.c
 tools/ciderctl/ciderctl: $(CIDERCTL_SRC) tools/ciderctl/ciderctl.h tools/ciderctl/cnconf.h \
-			 lib/libcider.a VERSION
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(CIDERCTL_SRC) lib/libcider.a
+			 tools/ciderctl/kvdump.h lib/libcider.a VERSION
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(CIDERCTL_SRC) lib/libcider.a -luring
 
 # The dump file codec, alone, under the sanitizers.
 tools/ciderctl/tests/test_kvdump: tools/ciderctl/tests/test_kvdump.c tools/ciderctl/kvdump.c \

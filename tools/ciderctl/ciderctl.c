@@ -64,6 +64,12 @@ static void usage(FILE *f)
 		"  kv [-m MN] put|insert|update KEY VALUE|@FILE\n"
 		"                                store a value (put: insert or update)\n"
 		"  kv [-m MN] del KEY            delete KEY (exit 1 if absent)\n"
+		"  kv [-m MN] load [depth N] [stop-on-error] < FILE\n"
+		"                                put every record of a dump file (standard\n"
+		"                                input) into the store, N operations in\n"
+		"                                flight (default 64, 1..4096); failed keys\n"
+		"                                are named and the rest loaded, unless\n"
+		"                                stop-on-error\n"
 		"  help                          this text\n"
 		"\n"
 		"Options:\n"
@@ -608,7 +614,7 @@ static int cmd_stats(int argc, char **argv)
 }
 
 /* The store KV commands act on: -m MN, or the only node attached. */
-static int kv_store(int fd, const char *arg, struct cider_mn_info *mi)
+int kv_store(int fd, const char *arg, struct cider_mn_info *mi)
 {
 	char err[128];
 	uint64_t id;
@@ -713,12 +719,12 @@ static void kv_print_get(const struct cider_mn_info *mi, const char *key, const 
 	fwrite(v, 1, len, stdout);
 }
 
-static int kv_result(const char *op, const char *key, int ret)
+/* The exit status for a KV operation's result (ciderctl(8), EXIT STATUS). */
+int kv_status(int ret)
 {
-	if (!ret)
-		return 0;
-	fprintf(stderr, "ciderctl: kv %s %s: %s\n", op, key, cider_kv_strerror(ret));
 	switch (ret) {
+	case 0:
+		return 0;
 	case -EINVAL: case -ERANGE: case -ENAMETOOLONG: case -E2BIG: case -EDOM:
 		return EXIT_USAGE;
 	case -ECOMM:
@@ -729,6 +735,14 @@ static int kv_result(const char *op, const char *key, int ret)
 	default:			/* absent, present, full, refused */
 		return EXIT_REFUSED;
 	}
+}
+
+static int kv_result(const char *op, const char *key, int ret)
+{
+	if (!ret)
+		return 0;
+	fprintf(stderr, "ciderctl: kv %s %s: %s\n", op, key, cider_kv_strerror(ret));
+	return kv_status(ret);
 }
 
 static const struct {
@@ -804,12 +818,15 @@ static int cmd_kv(int argc, char **argv)
 		argc -= 2;
 		argv += 2;
 	}
+	if (argc && !strcmp(argv[0], "load"))
+		return kv_load(mn, argc - 1, argv + 1);
 	for (i = 0; argc && i < sizeof(kv_ops) / sizeof(kv_ops[0]); i++)
 		if (!strcmp(argv[0], kv_ops[i].name))
 			break;
 	if (!argc || i == sizeof(kv_ops) / sizeof(kv_ops[0]) || argc - 1 != kv_ops[i].nargs) {
 		fprintf(stderr, "ciderctl: usage: kv [-m MN] get|del KEY | "
-			"kv [-m MN] put|insert|update KEY VALUE|@FILE\n");
+			"kv [-m MN] put|insert|update KEY VALUE|@FILE | "
+			"kv [-m MN] load [depth N] [stop-on-error] < FILE\n");
 		return 2;
 	}
 	fd = ctl_dev();

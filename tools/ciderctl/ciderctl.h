@@ -23,6 +23,13 @@ void json_str(const char *s);
 int parse_uint(const char *s, unsigned int max, unsigned int *out);
 int parse_mn(const char *s, unsigned int *id);
 
+struct cider_mn_info;
+int kv_store(int fd, const char *arg, struct cider_mn_info *mi);
+int kv_status(int ret);
+
+/* kvload.c: kv [-m MN] load ARGS */
+int kv_load(const char *mn, int argc, char **argv);
+
 /* attach.c */
 int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
