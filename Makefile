@@ -28,7 +28,7 @@ LIB_HDR := lib/cider.h lib/numparse.h lib/jsonw.h uapi/linux/cider.h
 DEBUG_SELFTESTS := faults kvfaults removal fuzz
 CORE_SRC := kmod/core/credit.c kmod/core/backoff.c kmod/core/store.c
 PROTO_SRC := $(addprefix kmod/core/,client.c write.c lockqueue.c writecomb.c localwc.c readcomb.c cache.c contention.c \
-	alloc.c fence.c caslock.c slab.c hashindex.c locate.c block.c)
+	alloc.c fence.c caslock.c slab.c hashindex.c locate.c scan.c block.c)
 SIM_SRC := $(wildcard tools/cider-sim/*.c) $(PROTO_SRC) kmod/core/backoff.c lib/workload.c lib/numparse.c lib/jsonw.c
 CORE_HDR := $(wildcard kmod/core/*.h)
 SIM_HDR := $(wildcard tools/cider-sim/*.h) $(CORE_HDR) lib/workload.h

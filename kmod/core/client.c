@@ -94,6 +94,17 @@ static enum cider_step cider_op_locate(struct cider_client *c, u8 fence_state, u
 	return cider_op_goto(c, locate_state);
 }
 
+/* A SCAN's page (on from c->got), on the fence first if its READs keep missing the rule. */
+static enum cider_step cider_op_scan_go(struct cider_client *c)
+{
+	if (c->late >= CIDER_LATE_READS && !c->fenced) {
+		cider_fence_init(c, true);
+		return cider_op_goto(c, CIDER_OP_SCAN_FENCE);
+	}
+	cider_scan_init(c);
+	return cider_op_goto(c, CIDER_OP_SCAN);
+}
+
 /* Start (or start over): UPDATEs may join a local WC batch first. */
 static enum cider_step cider_op_again_next(struct cider_client *c)
 {
@@ -121,6 +132,8 @@ static enum cider_step cider_op_again_next(struct cider_client *c)
 		c->state = CIDER_OP_RC_WAIT;
 		return cider_park(c);
 	}
+	if (c->op == CIDER_SCAN)
+		return cider_op_scan_go(c);
 	return cider_op_locate(c, CIDER_OP_FENCE_ENTER, CIDER_OP_LOCATE);
 }
 
@@ -556,6 +569,21 @@ static enum cider_step cider_op_hold_release_next(struct cider_client *c)
 	return cider_op_after_pess(c);
 }
 
+static enum cider_step cider_op_scan_fence_next(struct cider_client *c)
+{
+	cider_scan_init(c);
+	return cider_op_goto(c, CIDER_OP_SCAN);
+}
+
+/* A page is done, or a READ missed the rule: READ that group again. */
+static enum cider_step cider_op_scan_next(struct cider_client *c)
+{
+	if (c->outcome == CIDER_OUT_RELOCATE)
+		return cider_op_scan_go(c);
+	c->res = CIDER_RES_OK;
+	return cider_op_goto(c, CIDER_OP_DONE);
+}
+
 static enum cider_step cider_op_done_next(struct cider_client *c)
 {
 	if (!c->fenced)
@@ -587,6 +615,7 @@ static const char *cider_child_##m##_name(const struct cider_client *c)	\
 
 CIDER_CHILD_NAME(fence)
 CIDER_CHILD_NAME(locate)
+CIDER_CHILD_NAME(scan)
 CIDER_CHILD_NAME(insert)
 CIDER_CHILD_NAME(caslock)
 CIDER_CHILD_NAME(write)
@@ -630,6 +659,7 @@ static const char *cider_coord_leaf_name(const struct cider_client *c)
 	}
 CIDER_CHILD(fence, NULL);
 CIDER_CHILD(locate, NULL);
+CIDER_CHILD(scan, NULL);
 CIDER_CHILD(insert, cider_insert_leaf_name);
 CIDER_CHILD(caslock, NULL);
 CIDER_CHILD(write, cider_write_leaf_name);
@@ -640,6 +670,7 @@ CIDER_CHILD(coord, cider_coord_leaf_name);
 #define CIDER_OP_CHILD_NONE	NULL
 #define CIDER_OP_CHILD_FENCE	(&cider_child_fence)
 #define CIDER_OP_CHILD_LOCATE	(&cider_child_locate)
+#define CIDER_OP_CHILD_SCAN	(&cider_child_scan)
 #define CIDER_OP_CHILD_INSERT	(&cider_child_insert)
 #define CIDER_OP_CHILD_CASLOCK	(&cider_child_caslock)
 #define CIDER_OP_CHILD_WRITE	(&cider_child_write)
@@ -721,11 +752,26 @@ void cider_client_resume(struct cider_client *c)
 	}
 }
 
+/* A SCAN's: a prefix the index can hold, room for a record, a page in the index. */
+static bool cider_scan_args_ok(const struct cider_client *c, const struct cider_kv_args *a)
+{
+	u64 total = cider_scan_positions(cider_cfg_of(c));
+
+	if (a->key_len && !a->key)
+		return false;
+	if (a->key_len > (cider_hashed(c) ? CIDER_MAX_KEY : 0))
+		return false;
+	return a->out && a->out_len >= CIDER_SCAN_MIN_OUT && a->count &&
+	       a->cursor < total && a->count <= total - a->cursor;
+}
+
 /* Do the arguments fit the index?  (The core never trusts its caller's lengths.) */
 static bool cider_args_ok(const struct cider_client *c, const struct cider_kv_args *a)
 {
 	bool writes = a->op == CIDER_INSERT || cider_op_updates(a->op);
 
+	if (a->op == CIDER_SCAN)
+		return cider_scan_args_ok(c, a);
 	if (a->op >= CIDER_OP_NR || !a->key)
 		return false;
 	if (writes && a->value_len && !a->value)
@@ -782,7 +828,14 @@ void cider_client_start(struct cider_client *c, const struct cider_kv_args *a)
 		cider_client_end(c, CIDER_RES_INVALID);
 		return;
 	}
-	c->key = cider_hashed(c) ? cider_key_id(a->key, a->key_len) : cider_le64(a->key, 8);
+	if (c->op == CIDER_SCAN) {
+		c->key = 0;
+		c->got = a->cursor;
+		c->scan_end = a->cursor + a->count;
+	} else {
+		c->key = cider_hashed(c) ? cider_key_id(a->key, a->key_len) :
+		      cider_le64(a->key, 8);
+	}
 	cider_client_resume(c);
 }
 

@@ -16,6 +16,7 @@
 #include "localwc.h"
 #include "readcomb.h"
 #include "locate.h"
+#include "scan.h"
 #include "lockqueue.h"
 #include "writecomb.h"
 #include "write.h"
@@ -61,8 +62,9 @@ struct cider_client {
 	u8 *out;		/* SEARCH: where the value goes, */
 	u32 out_len;		/* up to this many bytes */
 	u8 res;
-	u32 got_len;		/* SEARCH: the value's length */
-	u64 got;		/* SEARCH: its first 8 bytes (little-endian) */
+	u32 got_len;		/* SEARCH: the value's length; SCAN: bytes of records */
+	u64 got;		/* SEARCH: its first 8 bytes (little-endian); SCAN: next position */
+	u64 scan_end;		/* SCAN: the page's last position + 1 */
 	bool exposed;		/* its effect may be visible: see cider_client_abort() */
 	u32 writer;		/* a write's installer (itself unless combined) */
 	bool pess;		/* this UPDATE went the pessimistic way */
@@ -98,6 +100,7 @@ struct cider_client {
 	u8 state;		/* enum cider_op_state */
 	union {
 		struct cider_locate locate;
+		struct cider_scan scan;
 		struct cider_fence fence;
 		struct cider_write write;
 		struct cider_insert insert;

@@ -182,6 +182,14 @@ struct cider_kv_args {
 	void *out;		/* SEARCH: the value goes here, */
 	u32 out_len;		/* its first out_len bytes; got_len says all */
 	u32 opid;		/* unique among running operations: block incarnation */
+	/*
+	 * SCAN: key is the prefix (key_len 0: none; an array store takes
+	 * none), out the records' buffer (at least CIDER_SCAN_MIN_OUT), and
+	 * the page visits positions [cursor, cursor + count) of
+	 * cider_scan_positions(); got then says where the next page starts.
+	 */
+	u64 cursor;
+	u32 count;
 };
 
 void cider_client_start(struct cider_client *c, const struct cider_kv_args *a);

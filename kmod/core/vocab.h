@@ -50,7 +50,8 @@
 	X(INSERT, insert)	\
 	X(UPDATE, update)	\
 	X(DELETE, delete)	\
-	X(PUT, put)
+	X(PUT, put)		\
+	X(SCAN, scan)	/* keys of a run of index positions (scan.c) */
 
 /*
  * How an operation of the core ends (kv.h, enum cider_res; invalid
@@ -107,6 +108,8 @@
 	X(HOLD_WRITE, hold_write, WRITE) /* holder, child: cider_write */ \
 	X(HOLD_LOCATE, hold_locate, LOCATE) /* holder, child: cider_locate (the slot changed) */ \
 	X(HOLD_RELEASE, hold_release, RELEASE) /* holder, child: cider_release */ \
+	X(SCAN_FENCE, scan_fence, FENCE) /* SCAN, child: cider_fence, announce */ \
+	X(SCAN, scan, SCAN) /* SCAN, child: cider_scan, a page of keys */ \
 	X(DONE, done, NONE) /* the result is known: leave the fence */ \
 	X(DONE_FENCE, done_fence, FENCE) /* child: cider_fence, leave */
 
@@ -132,6 +135,12 @@
 	X(LOCATE, locate, BUCKETS, buckets) /* hash: READ of both buckets posted */ \
 	X(LOCATE, locate, SCAN, scan) /* hash: find the next candidate slot */ \
 	X(LOCATE, locate, BLOCK, block) /* hash: READ of a candidate's block posted */
+
+#define CIDER_SCAN_STATES(X)	\
+	X(SCAN, scan, BEGIN, begin) /* READ the next group of positions */ \
+	X(SCAN, scan, INDEX, index) /* READ of the group's words posted */ \
+	X(SCAN, scan, PICK, pick) /* the next occupied positions */ \
+	X(SCAN, scan, BLOCKS, blocks) /* READs of their blocks posted */
 
 #define CIDER_WAIT_STATES(X)	\
 	X(WAIT, wait, BEGIN, begin) \

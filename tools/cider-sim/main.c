@@ -75,6 +75,9 @@ static void usage(FILE *f)
 "  --faults F            none, jitter (CN-CN message delay jitter), crash (a\n"
 "                        client crashes in a lock operation), all (jitter, a\n"
 "                        client crash and a whole-CN crash); default none\n"
+"  --scanners N          clients 0..N-1 run SCANs instead of the workload, page\n"
+"                        after page, each full scan checked: every key present\n"
+"                        throughout it is returned (default 0)\n"
 "  --revive on|off       a crashed client (not a crashed CN) comes back as a\n"
 "                        new incarnation a lease after its crash, once none\n"
 "                        of its verbs is in flight (cider_client_revive(), as\n"
@@ -184,6 +187,7 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		{ "max-model-ms", required_argument, NULL, 'X' },
 		{ "stall-events", required_argument, NULL, 'E' },
 		{ "revive", required_argument, NULL, 'r' },
+		{ "scanners", required_argument, NULL, 'W' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "trace", no_argument, NULL, 'R' },
 		{ "verbs-by-state", no_argument, NULL, 'Z' },
@@ -295,6 +299,11 @@ static int parse_args(struct sim *s, int argc, char **argv, u64 *seed, bool *jso
 		case 'r':
 			if (parse_onoff(optarg, &s->revive))
 				goto bad;
+			break;
+		case 'W':
+			if (parse_u64(optarg, 0, 4095 * 64, &v))
+				goto bad;
+			s->scanners = (u32)v;
 			break;
 		case 'f':
 			if (strcmp(optarg, "none") && strcmp(optarg, "jitter") &&
@@ -467,6 +476,11 @@ static void setup(struct sim *s)
 	u32 i;
 
 	s->nr_clients = s->nr_cns * s->cpc;
+	if (s->scanners >= s->nr_clients) {
+		fprintf(stderr, "cider-sim: --scanners %u leaves no client for the workload (%u clients)\n",
+			s->scanners, s->nr_clients);
+		exit(2);
+	}
 	cfg->nr_cns = s->nr_cns;
 	cfg->clients_per_cn = s->cpc;
 	cfg->nr_keys = s->nr_keys;
@@ -568,6 +582,7 @@ static void setup(struct sim *s)
 		fprintf(stderr, "cider-sim: out of memory\n");
 		exit(1);
 	}
+	sim_scan_setup(s);
 	sim_init_model(s);
 	for (i = 0; i < s->nr_cns; i++)
 		cider_cn_init(&s->cns[i], i, cfg, &s->fab, &s->clients[i * s->cpc],
@@ -629,7 +644,7 @@ static void summarize(struct sim *s, struct report *r)
 	for (i = 0; i < s->nops; i++) {
 		const struct op_rec *o = &s->ops[i];
 
-		if (o->pending || !o->resp)
+		if (o->pending || !o->resp || o->op == CIDER_SCAN)
 			continue;
 		lat[n++] = o->resp - o->inv;
 		sum += (double)(o->resp - o->inv);
@@ -750,7 +765,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		snprintf(zipf, sizeof(zipf), "%.2f", s->theta);
 	if (json) {
 		/* Present when on: reports of runs without it stay as they were. */
-		char rc[64] = "", cache[640] = "";
+		char rc[64] = "", cache[640] = "", scan[160] = "";
 
 		if (s->cfg.read_comb)
 			snprintf(rc, sizeof(rc), "\"read_comb\":true,\"read_combined\":%llu,",
@@ -772,7 +787,12 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		else if (s->ideal_cache)
 			snprintf(cache, sizeof(cache), "\"cache\":\"%s\",\"ideal_hits\":%llu,",
 				 s->ideal_coherent ? "coherent" : "ideal", (unsigned long long)s->ideal_hits);
-		printf("{\"index\":\"%s\",\"mode\":\"%s\",\"local_wc\":%s,%s%s\"backoff\":\"%s\",\"hotness\":%u,"
+		if (s->scanners)
+			snprintf(scan, sizeof(scan), "\"scanners\":%u,\"scans\":%llu,\"scan_pages\":%llu,\"scan_keys\":%llu,\"scan_keys_held\":%llu,",
+				 s->scanners, (unsigned long long)s->scans_full,
+				 (unsigned long long)s->scan_pages, (unsigned long long)s->scan_keys,
+				 (unsigned long long)s->scan_held);
+		printf("{\"index\":\"%s\",\"mode\":\"%s\",\"local_wc\":%s,%s%s%s\"backoff\":\"%s\",\"hotness\":%u,"
 		       "\"initial_credit\":%u,\"escalate\":%u,\"lock_queue\":%u,\"atomic_cost\":%.2f,"
 		       "\"cns\":%u,\"clients\":%u,\"workload\":\"%s\","
 		       "\"zipf\":%s,\"keys\":%llu,\"ops\":%llu,\"seed\":%llu,\"faults\":\"%s\","
@@ -787,7 +807,7 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 		       "\"nospc\":%llu,\"events\":%llu,\"max_events_between_ops\":%llu,"
 		       "\"stalled\":%s,\"violations\":%llu}\n",
 		       s->cfg.index == CIDER_INDEX_HASH ? "hash" : "array",
-		       s->mode_name, s->cfg.local_wc ? "true" : "false", rc, cache,
+		       s->mode_name, s->cfg.local_wc ? "true" : "false", rc, cache, scan,
 		       s->cfg.backoff ? "on" : "off", s->cfg.hotness, s->cfg.initial_credit,
 		       s->cfg.escalate, s->cfg.lock_qlen, s->p.atomic_cost,
 		       s->nr_cns, s->nr_clients,
@@ -850,6 +870,11 @@ static void print_report(struct sim *s, const struct report *r, u64 seed, bool j
 	       (unsigned long long)s->mem_claimed, (unsigned long long)leaked(s),
 	       (unsigned long long)r->read_retries, (unsigned long long)r->fenced,
 	       (unsigned long long)r->nospc);
+	if (s->scanners)
+		printf("  %u scanners: %llu full scans checked, %llu pages, %llu keys returned, %llu of them held throughout a scan\n",
+		       s->scanners, (unsigned long long)s->scans_full,
+		       (unsigned long long)s->scan_pages, (unsigned long long)s->scan_keys,
+		       (unsigned long long)s->scan_held);
 	printf("  lock resets %llu, longest lock hold %.1f us, crashes %u, revived %u\n",
 	       (unsigned long long)s->resets, (double)s->max_hold / US, s->crashes, s->revived);
 	printf("  %llu events; at most %llu between two completed operations, counting one more per 64 bytes moved (stall limit %llu)\n",
@@ -886,6 +911,7 @@ static void teardown(struct sim *s)
 	hmap_free(&s->key_changes);
 	free(s->heap);
 	free(s->ops);
+	sim_scan_free(s);
 	free(s->chain);
 	hmap_free(&s->mem);
 	hmap_free(&s->word_free);
@@ -971,7 +997,8 @@ int main(int argc, char **argv)
 		fprintf(s.history, "{\"history\":\"cider-kv\",\"version\":1,\"preload\":\"%s\"}\n",
 			s.wl.preload_all ? "all" : "odd");
 		for (i = 0; i < s.nops; i++)
-			history_write(&s, &s.ops[i]);
+			if (s.ops[i].op != CIDER_SCAN)
+				history_write(&s, &s.ops[i]);
 		fclose(s.history);
 	}
 	teardown(&s);

@@ -589,6 +589,8 @@ static void fab_done(void *priv, struct cider_client *c)
 			      s->cur_op[c->id], c->id, (unsigned long long)o->key,
 			      (double)(o->resp - o->inv) / US);
 	latest_done(s, c, o);
+	sim_scan_note_delete(s, o, false, o->pending);
+	sim_scan_done(s, c);
 	s->ops_done++;
 	if (s->events_since_done > s->max_events_gap)
 		s->max_events_gap = s->events_since_done;
@@ -727,10 +729,18 @@ static void start_op(struct sim *s, struct cider_client *c)
 	memset(o, 0, sizeof(*o));
 	o->client = c->id;
 	o->cn = c->cn->id;
+	if (c->id < s->scanners) {
+		o->inv = s->now;
+		s->t_last_issue = s->now;
+		s->ops_issued++;
+		sim_scan_start(s, c, o);
+		return;
+	}
 	op = next_op(s, c, &o->key);
 	o->op = op == CIDER_WL_SEARCH ? CIDER_SEARCH : op == CIDER_WL_INSERT ? CIDER_INSERT :
 		op == CIDER_WL_UPDATE ? CIDER_UPDATE : op == CIDER_WL_PUT ? CIDER_PUT :
 		CIDER_DELETE;
+	sim_scan_note_delete(s, o, true, false);
 	o->arg = s->cur_op[c->id] + 1ULL;	/* unique per operation */
 	o->inv = s->now;
 	s->t_last_issue = s->now;
@@ -761,6 +771,7 @@ static void crash_client(struct sim *s, struct cider_client *c)
 	if (c->busy && s->cur_op[c->id] < s->nops) {
 		s->ops[s->cur_op[c->id]].pending = true;
 		latest_done(s, c, &s->ops[s->cur_op[c->id]]);
+		sim_scan_note_delete(s, &s->ops[s->cur_op[c->id]], false, true);
 	}
 	cider_client_crash(c);
 }

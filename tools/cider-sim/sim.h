@@ -183,7 +183,17 @@ struct sim {
 	/* hash: the preloaded block sim_mem_read() built last (key + 1; 0: none) */
 	u64 pre_key;
 	u8 pre_blk[2048];
+	/* --scanners (scan.c) */
+	u32 scanners;
+	struct sim_scan *scan;	/* by scanner */
+	u32 *del_live;		/* by key: DELETEs running */
+	u64 *del_end;		/* by key: when the last one ended (~0: may still land) */
+	u64 scan_pages, scan_keys, scans_full;
+	u64 scan_held;		/* keys full scans had to return (present throughout) */
 };
+
+/* A SCAN page's key in s->ops: no key's history holds it. */
+#define SIM_SCAN_KEY	(~0ULL)
 
 void sim_init_model(struct sim *s);
 void sim_run(struct sim *s);
@@ -198,5 +208,10 @@ u64 sim_mem_read_u64(struct sim *s, u64 addr);	/* any alignment */
 u64 sim_block_value_addr(const struct sim *s, u64 off);
 void history_write(struct sim *s, const struct op_rec *o);
 void sim_fill(u8 *out, u64 id, u32 len);
+void sim_scan_setup(struct sim *s);
+void sim_scan_free(struct sim *s);
+bool sim_scan_start(struct sim *s, struct cider_client *c, struct op_rec *o);
+bool sim_scan_done(struct sim *s, struct cider_client *c);
+void sim_scan_note_delete(struct sim *s, const struct op_rec *o, bool start, bool pending);
 
 #endif
