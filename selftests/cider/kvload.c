@@ -3,9 +3,10 @@
  * ciderctl kv load against real stores over rxe: a dump of 10,000 binary
  * keys with values of log-uniform sizes up to 64 KiB loads into a hash
  * store and reads back byte for byte; an array store's dump into an array
- * store, a key outside its range named and the rest loaded; a dump of the
- * wrong kind refused before any PUT; a malformed file stops the load at
- * its bad record, the records before it loaded.
+ * store, a key outside its range named and the rest loaded (with
+ * stop-on-error: none after it); a dump of the wrong kind refused before
+ * any PUT; a malformed file stops the load at its bad record, the records
+ * before it loaded; a store that fills up names each key it refused.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -356,10 +357,71 @@ TEST(an_array_dump_loads_into_an_array_store)
 		ASSERT_EQ(0, cider_get(n.fd, n.at.mn_id, &k, 8, &v, &len));
 		ASSERT_EQ(i * 3, le64toh(v));
 	}
+	/* stop-on-error, one in flight: the 10 records before the bad one, no more. */
+	f = fopen(DUMP, "w");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, kvdump_write_header(&w, f, KVDUMP_F_ARRAY));
+	for (i = 0; i < 100; i++) {
+		uint64_t k = htole64(i == 10 ? 7000 : i), x = htole64(i + 1000000);
+
+		ASSERT_EQ(0, kvdump_write_record(&w, &k, 8, &x, 8));
+	}
+	ASSERT_EQ(0, kvdump_write_trailer(&w));
+	ASSERT_EQ(0, fclose(f));
+	ASSERT_EQ(EXIT_USAGE_STATUS, run_load(n.at.mn_id, DUMP, "depth 1 stop-on-error", &loaded,
+					      &failed));
+	ASSERT_TRUE(err_says("key 7000 (record at byte 256)"));
+	ASSERT_EQ(10U, loaded);
+	ASSERT_EQ(1U, failed);
+	for (i = 0; i < 100; i++) {
+		uint64_t k = htole64(i);
+
+		len = sizeof(v);
+		ASSERT_EQ(0, cider_get(n.fd, n.at.mn_id, &k, 8, &v, &len));
+		/* Loaded below 10; 11 and up keep the first load's value. */
+		ASSERT_EQ(i < 10 ? i + 1000000 : i * 3, le64toh(v)) TH_LOG("index %llu",
+									    (unsigned long long)i);
+	}
 	/* A hash store's dump is refused by an array store. */
 	ASSERT_EQ(0, write_small(DUMP, 3, -1, false));
 	ASSERT_EQ(EXIT_USAGE_STATUS, run_load(n.at.mn_id, DUMP, "", &loaded, &failed));
 	ASSERT_TRUE(err_says("the dump is of a hash store"));
+	unlink(DUMP);
+	node_down(&n);
+}
+
+/* A store that fills up: each key that did not fit is named (binary: in hex), the rest go on. */
+TEST(a_full_store_names_each_key_that_did_not_fit)
+{
+	static const char *const store[] = { "--index", "hash", "--keys", "64", NULL };
+	struct kvdump_writer w;
+	struct node n;
+	uint64_t loaded, failed;
+	uint8_t k[6] = { 0x01, 0xff, 'k' };
+	unsigned int i;
+	FILE *f;
+
+	ASSERT_EQ(0, node_up(&n, "2M", test_port() + 2, store));
+	if (n.skip)
+		SKIP(return, "CIDER_MN_ADDR not set");
+	f = fopen(DUMP, "w");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, kvdump_write_header(&w, f, 0));
+	/* 100 values of 16 KiB into a data area of 1 MiB. */
+	memset(val, 0x5a, 16384);
+	for (i = 0; i < 100; i++) {
+		memcpy(k + 3, &i, 3);
+		ASSERT_EQ(0, kvdump_write_record(&w, k, sizeof(k), val, 16384));
+	}
+	ASSERT_EQ(0, kvdump_write_trailer(&w));
+	ASSERT_EQ(0, fclose(f));
+	ASSERT_EQ(1, run_load(n.at.mn_id, DUMP, "depth 8", &loaded, &failed));
+	ASSERT_TRUE(err_says("the store is full"));
+	ASSERT_TRUE(err_says("key 0x01ff6b"));
+	ASSERT_LT(0U, loaded);
+	ASSERT_LT(0U, failed);
+	ASSERT_EQ(100U, loaded + failed);
+	ASSERT_EQ((int)failed, file_count(ERR, "the store is full"));
 	unlink(DUMP);
 	node_down(&n);
 }
