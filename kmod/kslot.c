@@ -13,6 +13,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
+#include "kvscan.h"
 #include "kvshard.h"
 #include "mn.h"
 #include "params.h"
@@ -122,11 +123,13 @@ void cider_kslot_start(struct cider_shard *sh, struct cider_kslot *ks, u8 op)
 		.value_len = r->val_len, .opid = sh->opid++,
 	};
 
-	if (op == CIDER_SEARCH) {	/* straight into the request's buffer */
+	if (op == CIDER_SEARCH || op == CIDER_SCAN) {	/* straight into the request's buffer */
 		a.value = NULL;
 		a.value_len = 0;
 		a.out = r->out;
 		a.out_len = r->val_len;
+		a.cursor = r->scan_pos;
+		a.count = r->scan_count;
 	}
 	cider_client_start(cider_kslot_client(ks), &a);
 }
@@ -201,6 +204,9 @@ void cider_kslot_done(struct cider_shard *sh, struct cider_kslot *ks)
 		return;
 	cider_kvs_count_update(sh, c);
 	ks->req->got_len = c->got_len;
+	/* While the store is here: the cursor is keyed by it. */
+	if (c->op == CIDER_SCAN)
+		ks->req->got_pos = cider_kv_scan_cursor(sh->kvs, c->got);
 	/* Nothing it did took effect: say why it did not happen. */
 	if (c->res == CIDER_RES_FAILED && ks->expired)
 		ret = -ETIMEDOUT;
@@ -396,7 +402,8 @@ static int cider_kslot_val_room(struct cider_kslot *ks, const struct cider_kv_re
 				bool nowait)
 {
 	/* At least 8: the array store's values (val_max >= 8 >= val_len). */
-	u32 want = r->op == CIDER_KV_GET ? 0 : max_t(u32, r->val_len, 8), need;
+	bool reads = r->op == CIDER_KV_GET || r->op == CIDER_KV_SCAN;
+	u32 want = reads ? 0 : max_t(u32, r->val_len, 8), need;
 	void *v;
 
 	if (want <= ks->val_cap)
@@ -427,7 +434,7 @@ static int cider_kslot_fill(struct cider_kslot *ks, struct cider_kv_req *r, bool
 	 */
 	if (cider_kvs_pick_hash(ks->key, r->key_len) % ks->sh->kvs->nr_shards != ks->sh->index)
 		return -EINVAL;
-	if (r->op != CIDER_KV_GET && r->val_len &&
+	if (r->op != CIDER_KV_GET && r->op != CIDER_KV_SCAN && r->val_len &&
 	    copy_from_user(ks->val, r->uval, r->val_len))
 		return -EFAULT;
 	return 0;
@@ -476,10 +483,11 @@ int cider_kvs_submit(struct cider_mn *mn, struct cider_kv_req *r, bool nowait)
 
 	if (!kvs)
 		return -ENOTCONN;
-	if (r->key_len > kvs->key_max || r->val_len > kvs->val_max)
+	if (r->key_len > kvs->key_max ||
+	    (r->op != CIDER_KV_SCAN && r->val_len > kvs->val_max))
 		return -EINVAL;		/* kv.c checked: never */
 	ret = cider_kvs_pick(kvs, r, &sh);
-	if (!ret && r->op == CIDER_KV_GET)
+	if (!ret && (r->op == CIDER_KV_GET || r->op == CIDER_KV_SCAN))
 		ret = cider_kv_req_out_room(r, nowait);
 	if (!ret)
 		ret = cider_shard_claim_wait(sh, r, nowait);

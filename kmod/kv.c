@@ -13,6 +13,7 @@
 #include "cider.h"
 #include "compat.h"
 #include "core/store.h"
+#include "kvscan.h"
 #include "kvstore.h"
 #include "mn.h"
 #include "uargs.h"
@@ -25,7 +26,11 @@ struct cider_kv_pdu {
 /* The command's shape, before any store is looked at. */
 static int cider_kv_check(const struct cider_kv_cmd *cmd)
 {
-	if (cmd->flags || memchr_inv(cmd->reserved, 0, sizeof(cmd->reserved)))
+	if (cmd->flags)
+		return -EINVAL;
+	if (cmd->opcode == CIDER_KV_SCAN)
+		return cider_kv_scan_check(cmd);
+	if (memchr_inv(cmd->reserved, 0, sizeof(cmd->reserved)))
 		return -EINVAL;
 	if (cmd->opcode < CIDER_KV_GET || cmd->opcode > CIDER_KV_DELETE || !cmd->key_len)
 		return -EINVAL;
@@ -40,7 +45,8 @@ static int cider_kv_check(const struct cider_kv_cmd *cmd)
 
 static bool cider_kv_writes(const struct cider_kv_cmd *cmd)
 {
-	return cmd->opcode != CIDER_KV_GET && cmd->opcode != CIDER_KV_DELETE;
+	return cmd->opcode == CIDER_KV_PUT || cmd->opcode == CIDER_KV_INSERT ||
+	       cmd->opcode == CIDER_KV_UPDATE;
 }
 
 /* The array's keys are little-endian integers below its capacity. */
@@ -66,6 +72,8 @@ static int cider_kv_fits(struct cider_mn *mn, const struct cider_kv_cmd *cmd)
 		return -E2BIG;
 	if (!cider_kvs_of(mn))
 		return -EOPNOTSUPP;	/* no KV store on this node */
+	if (cmd->opcode == CIDER_KV_SCAN)
+		return 0;		/* its cursor: cider_kv_build() */
 	if (sb->index == CIDER_SB_INDEX_ARRAY)
 		return cider_kv_array_key(cmd, sb);
 	return 0;
@@ -101,21 +109,37 @@ static struct cider_kv_req *cider_kv_build(const struct cider_kv_cmd *cmd, bool 
 	r->uval = u64_to_user_ptr(cmd->value);
 	/* A GET's buffer beyond the store's longest value is never used. */
 	r->val_len = min(cmd->value_len, mn->sb.max_value_len);
+	if (r->op != CIDER_KV_SCAN)
+		return r;
+	/* A page's records: up to what a value may be, whatever the store. */
+	r->val_len = min(cmd->value_len, CIDER_KV_MAX_VALUE);
+	ret = cider_kv_scan_fits(cider_kvs_of(mn), cmd, &r->scan_pos, &r->scan_count);
+	if (ret) {
+		cider_kv_req_put(r);
+		return ERR_PTR(ret);
+	}
 	return r;
 }
 
 /*
- * The result for user space, in the submitter's task: a GET's value goes
- * to its buffer.  *len: the value's length, for -ERANGE.
+ * The result for user space, in the submitter's task: a GET's value or a
+ * SCAN's records go to its buffer.  *res2: a GET's value length, for
+ * -ERANGE; a SCAN's next cursor.
  */
-static int cider_kv_result(struct cider_kv_req *r, u32 *len)
+static int cider_kv_result(struct cider_kv_req *r, u64 *res2)
 {
 	int ret;
 
-	*len = 0;
-	if (r->result || r->op != CIDER_KV_GET)
+	*res2 = 0;
+	if (r->result)
 		return r->result;
-	*len = r->got_len;
+	if (r->op == CIDER_KV_SCAN) {
+		*res2 = r->got_pos;
+		return cider_kv_scan_result(r->out, r->got_len, r->uval);
+	}
+	if (r->op != CIDER_KV_GET)
+		return 0;
+	*res2 = r->got_len;
 	if (r->got_len > r->val_len)
 		return -ERANGE;
 	ret = cider_kv_req_copy_value(r);
@@ -153,7 +177,7 @@ long cider_ioctl_kv(void __user *uarg, unsigned int ioc)
 	struct cider_kv_cmd __user *ucmd = uarg;
 	struct cider_kv_cmd cmd;
 	struct cider_kv_req *r;
-	u32 len;
+	u64 res2;
 	int ret;
 
 	ret = cider_uargs_in(&cmd, sizeof(cmd), CIDER_KV_CMD_SIZE_VER0, uarg, ioc);
@@ -169,8 +193,11 @@ long cider_ioctl_kv(void __user *uarg, unsigned int ioc)
 	ret = cider_kv_wait(r);
 	if (ret)
 		goto out;
-	ret = cider_kv_result(r, &len);
-	if (ret == -ERANGE && put_user(len, &ucmd->value_len))
+	ret = cider_kv_result(r, &res2);
+	if (ret == -ERANGE && put_user((u32)res2, &ucmd->value_len))
+		ret = -EFAULT;
+	if (ret >= 0 && r->op == CIDER_KV_SCAN &&
+	    (put_user(res2, &ucmd->cursor) || put_user(r->got_len, &ucmd->value_len)))
 		ret = -EFAULT;
 out:
 	cider_kv_req_put(r);
@@ -185,10 +212,12 @@ static void cider_kv_uring_task(struct io_uring_cmd *ucmd, unsigned int issue_fl
 {
 	struct cider_kv_pdu *pdu = (struct cider_kv_pdu *)ucmd->pdu;
 	struct cider_kv_req *r = pdu->r;
-	u32 len = 0;
-	int ret = cider_uring_task_gone() ? -ECANCELED : cider_kv_result(r, &len);
+	u64 res2 = 0;
+	int ret = cider_uring_task_gone() ? -ECANCELED : cider_kv_result(r, &res2);
 
-	io_uring_cmd_done(ucmd, ret, ret == -ERANGE ? len : 0, issue_flags);
+	/* big_cqe[0]: a GET's length for -ERANGE, a SCAN's next cursor. */
+	io_uring_cmd_done(ucmd, ret, ret == -ERANGE || (ret >= 0 && r->op == CIDER_KV_SCAN) ?
+			  res2 : 0, issue_flags);
 	cider_kv_req_put(r);
 }
 
@@ -249,6 +278,9 @@ int cider_kv_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 				 cider_uring_payload(ucmd), ucmd->cmd_op);
 	if (ret)
 		return ret;
+	/* A SCAN's next cursor goes in the CQE's second word. */
+	if (cmd.opcode == CIDER_KV_SCAN && !(issue_flags & IO_URING_F_CQE32))
+		return -EINVAL;
 	/* -EAGAIN without a free request: io_uring retries from a worker. */
 	r = cider_kv_build(&cmd, nowait);
 	if (IS_ERR(r))

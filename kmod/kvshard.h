@@ -113,7 +113,7 @@ struct cider_kslot {
  */
 
 struct cider_kvs_stats {
-	u64 ops[CIDER_KV_DELETE + 1][CIDER_RES_NR];	/* by CIDER_KV_* and result (OK..FAILED) */
+	u64 ops[CIDER_KV_SCAN + 1][CIDER_RES_NR];	/* by CIDER_KV_* and result (OK..FAILED) */
 	u64 verbs[4];			/* by CIDER_V_* */
 	u64 updates;			/* core UPDATEs and PUTs ended */
 	u64 pessimistic;		/* of which went the locked way */
@@ -175,6 +175,7 @@ struct cider_kvs {
 	atomic64_t msgs_lost;		/* to its own queue nodes: the mail ring full */
 	struct cider_peer_sink sink;	/* how other compute nodes reach it (peer.h) */
 	struct cider_kv_pool *pool;	/* its requests */
+	u64 scan_key;			/* keys its SCAN cursors (kvscan.c) */
 	struct cider_shard *shards[];
 };
 

@@ -8,6 +8,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/random.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
@@ -127,7 +128,7 @@ static void cider_kvs_stats_add(struct cider_kvs_stats *t, struct cider_shard *s
 	unsigned int i, j;
 
 	spin_lock_bh(&sh->lock);
-	for (i = 0; i <= CIDER_KV_DELETE; i++)
+	for (i = 0; i <= CIDER_KV_SCAN; i++)
 		for (j = 0; j < CIDER_RES_NR; j++)
 			t->ops[i][j] += sh->stats.ops[i][j];
 	for (i = 0; i < ARRAY_SIZE(t->verbs); i++)
@@ -190,7 +191,7 @@ static void cider_kvs_kv_collect(const struct cider_kvs_stats *t,
 	char name[CIDER_STAT_NAME_LEN];
 	unsigned int i, j;
 
-	for (i = CIDER_KV_GET; i <= CIDER_KV_DELETE; i++) {
+	for (i = CIDER_KV_GET; i <= CIDER_KV_SCAN; i++) {
 		for (j = CIDER_RES_OK; j <= CIDER_RES_FAILED; j++) {
 			snprintf(name, sizeof(name), "%s_%s", ops[i], cider_res_name(j));
 			cider_stat_put(o, name, t->ops[i][j]);
@@ -506,6 +507,7 @@ static int cider_kvs_create(struct cider_mn *mn)
 		return -ENOMEM;
 	kvs->mn = mn;
 	kvs->nr_shards = n;
+	kvs->scan_key = get_random_u64();
 	cider_kvs_cfg(&kvs->cfg, &mn->sb);
 	ret = cider_kvs_limits(kvs, &mn->sb);
 	for (i = 0; !ret && i < n; i++) {

@@ -56,7 +56,10 @@ struct cider_kv_req {
 	u32 key_len;
 	void __user *uval;		/* PUT/INSERT/UPDATE: the value; GET: the buffer */
 	u32 val_len;
-	u32 got_len;			/* GET: the value's length */
+	u32 got_len;			/* GET: the value's length; SCAN: the records' bytes */
+	u64 scan_pos;			/* SCAN: the page's first index position, */
+	u32 scan_count;			/* how many it visits, */
+	u64 got_pos;			/* and the cursor of the next page */
 	int result;			/* -errno, or 0 */
 	void (*complete)(struct cider_kv_req *r);	/* any context */
 	struct completion done;		/* for synchronous callers */

@@ -64,7 +64,8 @@
 	X(PUT, put, CIDER_PUT)			\
 	X(INSERT, insert, CIDER_INSERT)		\
 	X(UPDATE, update, CIDER_UPDATE)		\
-	X(DELETE, delete, CIDER_DELETE)
+	X(DELETE, delete, CIDER_DELETE)		\
+	X(SCAN, scan, CIDER_SCAN)
 
 #define CIDER_KV_OP_INDEX(n, s, op)	CIDER_KV_INDEX_##n,
 #define CIDER_KV_OP_CHECK(n, s, op)	static_assert(CIDER_KV_##n == CIDER_KV_INDEX_##n);

@@ -86,6 +86,40 @@ int cider_delete(int fd, unsigned int store, const void *key, size_t key_len)
 	return cider_kv_write(fd, store, CIDER_KV_DELETE, key, key_len, NULL, 0);
 }
 
+int cider_scan(int fd, unsigned int store, const void *prefix, size_t prefix_len,
+	       uint64_t *cursor, unsigned int count, void *buf, size_t *len)
+{
+	struct cider_kv_cmd cmd;
+	int ret;
+
+	ret = cider_kv_cmd_init(&cmd, store, CIDER_KV_SCAN, prefix, prefix_len, buf, *len);
+	if (ret)
+		return ret;
+	cmd.cursor = *cursor;
+	cmd.count = count;
+	ret = cider_kv(fd, &cmd);
+	if (ret < 0)
+		return ret;
+	*cursor = cmd.cursor;
+	*len = cmd.value_len;
+	return ret;
+}
+
+const void *cider_scan_rec(const void *buf, size_t len, size_t *at, size_t *key_len)
+{
+	const unsigned char *b = buf;
+	__u32 klen;
+
+	if (*at + sizeof(klen) > len)
+		return NULL;
+	memcpy(&klen, b + *at, sizeof(klen));
+	if (klen > CIDER_KV_MAX_KEY || *at + CIDER_KV_SCAN_REC_SIZE(klen) > len)
+		return NULL;
+	*key_len = klen;
+	*at += CIDER_KV_SCAN_REC_SIZE(klen);
+	return b + *at - CIDER_KV_SCAN_REC_SIZE(klen) + sizeof(klen);
+}
+
 const char *cider_kv_strerror(int err)
 {
 	switch (-err) {

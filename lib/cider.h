@@ -9,6 +9,7 @@
 #define LIBCIDER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/cider.h>
 
 #ifdef __cplusplus
@@ -110,6 +111,24 @@ int cider_update(int fd, unsigned int store, const void *key, size_t key_len,
 		 const void *value, size_t value_len);
 /* -ENOENT when the key is absent. */
 int cider_delete(int fd, unsigned int store, const void *key, size_t key_len);
+
+/*
+ * One page of the store's keys (CIDER_KV_SCAN, CIDER_FEAT_KV_SCAN): its
+ * records into @buf, *@len bytes (at least CIDER_KV_SCAN_MIN_BUF), and
+ * out the bytes used; keys starting with @prefix (@prefix_len 0: all);
+ * *@cursor 0 to start, and out where the next page starts, 0 at the end;
+ * @count index positions to visit (0: the module's default).  Returns the
+ * number of records (0 is not the end: *@cursor 0 is) or -errno.  A key
+ * present for the whole scan comes at least once; one added or removed
+ * meanwhile may or may not; a key may come twice.
+ */
+int cider_scan(int fd, unsigned int store, const void *prefix, size_t prefix_len,
+	       uint64_t *cursor, unsigned int count, void *buf, size_t *len);
+/*
+ * Walk a page of @len bytes: the key of the record at byte *@at, its
+ * length in *@key_len, *@at moved to the next; NULL at the end.
+ */
+const void *cider_scan_rec(const void *buf, size_t len, size_t *at, size_t *key_len);
 
 /*
  * Describe one KV operation (for CIDER_IOC_KV or an io_uring SQE);

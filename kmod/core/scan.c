@@ -81,14 +81,17 @@ static enum cider_step cider_scan_begin(struct cider_client *c)
 
 /*
  * The next occupied positions of the group: READ their blocks, as many
- * as there are verbs and, for a hash store, room in c->buf (the array's
- * come back in the verbs).
+ * as there are verbs.  A READ comes back in the verb's own words (an
+ * array's block, a hash block of the smallest class) or in c->buf, which
+ * holds one: the kernel's fabric moves bytes in place only into the
+ * whole buffer it mapped (kvfabric.c).
  */
 static enum cider_step cider_scan_pick(struct cider_client *c)
 {
 	struct cider_scan *s = &c->sub.scan;
-	u32 i = (u32)(c->got - s->base), at = 0, len;
+	u32 i = (u32)(c->got - s->base), len;
 	struct cider_verb *v;
+	bool buf_used = false;
 
 	cider_v_reset(c);
 	for (s->nc = 0; i < s->n && s->nc < CIDER_MAX_VERBS; i++) {
@@ -102,13 +105,12 @@ static enum cider_step cider_scan_pick(struct cider_client *c)
 			continue;
 		}
 		len = cider_scan_peek(w);
-		/* A smallest block comes back in the verb itself. */
-		if (len > sizeof(v->data) && at + len > c->buf_len)
+		if (len > sizeof(c->v[0].data) && buf_used)
 			break;
 		v = cider_v_add(c, CIDER_V_READ, cider_slot_off(w), len);
-		if (len > sizeof(v->data)) {
-			v->buf = c->buf + at;
-			at += (len + 7) / 8 * 8;
+		if (len > sizeof(c->v[0].data)) {
+			v->buf = c->buf;
+			buf_used = true;
 		}
 		s->cand[s->nc++] = i;
 	}

@@ -43,7 +43,8 @@ __all__ = ["Store", "Error", "StoreFull", "NodeLost", "OutcomeUnknown", "NoSuchS
 LIB_NAME = "libcider.so.1"
 
 # <linux/cider.h>
-_KV_GET, _KV_PUT, _KV_INSERT, _KV_UPDATE, _KV_DELETE = 1, 2, 3, 4, 5
+_KV_GET, _KV_PUT, _KV_INSERT, _KV_UPDATE, _KV_DELETE, _KV_SCAN = 1, 2, 3, 4, 5, 6
+_KV_SCAN_MIN_BUF = (1024 + 4 + 7) & ~7	# CIDER_KV_SCAN_MIN_BUF
 _STORE_ARRAY, _STORE_HASH = 1, 2
 _MN_LIVE, _MN_DEAD, _MN_RECONNECTING = 1, 2, 3
 _MODES = {1: "osync", 2: "caslock", 3: "mcs", 4: "cider"}
@@ -141,6 +142,9 @@ def _libcider():
         lib.cider_batch_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(_KvCmd), ctypes.c_uint,
                                         ctypes.POINTER(ctypes.c_int)]
         lib.cider_batch_free.restype = None
+        lib.cider_scan.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_char_p, ctypes.c_size_t,
+                                   ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint,
+                                   ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
         lib.cider_batch_free.argtypes = [ctypes.c_void_p]
         _lib = lib
     return _lib
@@ -378,6 +382,45 @@ class Store:
         return out
 
     _CHUNK = 256
+
+    # --- iteration ---------------------------------------------------
+    def scan(self, prefix=b"", count=0, bufsize=64 << 10):
+        """Yield the store's keys (bytes; an array store's as ints), a page at a time.
+
+        Redis SCAN's promise: a key present for the whole iteration comes at
+        least once; one added or removed meanwhile may or may not; a key may
+        come twice.  ``prefix``: only keys starting with it (hash stores).
+        ``count``: index positions a page visits (0: the module's default).
+        """
+        self._check()
+        if isinstance(prefix, (bytes, bytearray, memoryview)):
+            pre = bytes(prefix)
+        else:
+            raise TypeError("a prefix is bytes, not %s" % type(prefix).__name__)
+        buf = ctypes.create_string_buffer(max(bufsize, _KV_SCAN_MIN_BUF))
+        cursor = ctypes.c_uint64(0)
+        lib = _libcider()
+        while True:
+            n = ctypes.c_size_t(len(buf))
+            ret = lib.cider_scan(self._fd, self.mn, pre, len(pre), ctypes.byref(cursor), count,
+                                 buf, ctypes.byref(n))
+            if ret < 0:
+                raise error(ret)
+            yield from self._scan_page(buf.raw[:n.value])
+            if not cursor.value:
+                return
+
+    def _scan_page(self, raw):
+        at = 0
+        while at + 4 <= len(raw):
+            (klen,) = struct.unpack_from("=I", raw, at)
+            key = raw[at + 4:at + 4 + klen]
+            at += (klen + 4 + 7) & ~7
+            yield struct.unpack("<Q", key)[0] if self.index == "array" else key
+
+    def keys(self, prefix=b""):
+        """Every key, as a list (scan())."""
+        return list(self.scan(prefix))
 
     def _batch_cmd(self, cmd, op):
         """Describe ``op`` in ``cmd``: the buffers that must outlive the run."""

@@ -132,6 +132,26 @@ def test_a_batch_keeps_each_result_in_its_place(hs):
     assert not any(k in hs for k in keys[:5])
 
 
+def test_a_scan_returns_every_key_and_a_prefix_only_its_own(hs, arr):
+    keys = [b"py-scan-%d" % i for i in range(120)] + [b"py-other-%d" % i for i in range(30)]
+    hs.batch([("put", k, b"v") for k in keys], depth=32)
+    seen = [k for k in hs.scan() if k.startswith(b"py-")]
+    assert sorted(seen) == sorted(keys)
+    assert sorted(hs.scan(b"py-scan-", count=16)) == sorted(keys[:120])
+    assert hs.keys(b"py-nothing-") == []
+    hs.batch([("delete", k) for k in keys], depth=32)
+    assert not [k for k in hs.scan() if k.startswith(b"py-")]
+    for i in (3, 700, 1023):
+        arr.put(i, bytes(8))
+    assert {3, 700, 1023} <= set(arr.scan())
+    with pytest.raises(cider.InvalidArgument):
+        list(arr.scan(b"x"))
+    with pytest.raises(TypeError):
+        list(hs.scan("str"))
+    for i in (3, 700, 1023):
+        arr.delete(i)
+
+
 def test_a_full_store_is_store_full_and_a_detached_one_no_such_store():
     mn = _mn("CIDER_PY_SMALL")
     s = cider.Store(mn)

@@ -134,6 +134,7 @@ struct thread {
 	 * argument check and exercise the data path and its error handling. */
 	bool sane;
 	bool failing;	/* allocation failures injected around this call */
+	uint64_t scan_cursor;	/* the last cursor a SCAN returned: one to go on from */
 	/* A well-formed KV command's key, value and GET buffer, one set per
 	 * SQE: the thread's own, so no other thread changes them under the
 	 * kernel (a GET's buffer is written at its completion). */
@@ -419,6 +420,24 @@ static __u64 kv_ptr(struct thread *t, unsigned char *own, size_t own_len, __u32 
 }
 
 /*
+ * A SCAN's words: a buffer in the arena (it is written), a prefix of any
+ * length, and a cursor that is the last one a SCAN returned, 0, or made
+ * up (it must be refused, never followed).
+ */
+static void fuzz_kv_scan(struct thread *t, struct cider_kv_cmd *cmd)
+{
+	uint64_t *s = &t->rng;
+
+	cmd->value_len = chance(s, 70) ? CIDER_KV_SCAN_MIN_BUF + below(s, 4096) :
+			 kv_len(t, false);
+	cmd->value = pick_ptr(t, cmd->value_len);
+	cmd->cursor = chance(s, 40) ? t->scan_cursor : chance(s, 50) ? 0 : rnd(s);
+	cmd->count = chance(s, 80) ? below(s, 300) : (__u32)rnd(s);
+	if (chance(s, 60))
+		cmd->key_len = 0;
+}
+
+/*
  * A KV command in @cmd, its key and value in the thread's buffers of
  * @slot.  Well-formed (t->sane): an 8-byte key below KV_KEYS (mostly one
  * of 16 hot keys, which the threads fight over), an 8-byte value, a GET
@@ -426,7 +445,7 @@ static __u64 kv_ptr(struct thread *t, unsigned char *own, size_t own_len, __u32 
  */
 static void fuzz_kv_cmd(struct thread *t, struct cider_kv_cmd *cmd, unsigned int slot)
 {
-	static const __u32 bad_ops[] = { 0, CIDER_KV_DELETE + 1, 0x80000001u };
+	static const __u32 bad_ops[] = { 0, CIDER_KV_SCAN + 1, 0x80000001u };
 	struct kvbuf *kb = &t->kb[slot % KV_SLOTS];
 	uint64_t *s = &t->rng;
 	uint64_t key = chance(s, 70) ? below(s, 16) : below(s, KV_KEYS);
@@ -435,7 +454,8 @@ static void fuzz_kv_cmd(struct thread *t, struct cider_kv_cmd *cmd, unsigned int
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->size = pick_size(t, sizeof(*cmd));
 	cmd->store = pick_store(t);
-	cmd->opcode = t->sane || chance(s, 95) ? 1 + below(s, 5) :
+	/* SCAN only unsane: its buffer is the shared arena. */
+	cmd->opcode = t->sane ? 1 + below(s, 5) : chance(s, 95) ? 1 + below(s, 6) :
 		      chance(s, 50) ? bad_ops[below(s, 3)] : (__u32)rnd(s);
 	if (!t->sane && chance(s, 3))
 		cmd->flags = rnd(s);
@@ -460,6 +480,9 @@ static void fuzz_kv_cmd(struct thread *t, struct cider_kv_cmd *cmd, unsigned int
 				 chance(s, 50) ? below(s, 9) : kv_len(t, false);
 		cmd->value = t->sane ? (uintptr_t)kb->get :
 			     kv_ptr(t, kb->get, sizeof(kb->get), cmd->value_len);
+		break;
+	case CIDER_KV_SCAN:
+		fuzz_kv_scan(t, cmd);
 		break;
 	case CIDER_KV_DELETE:
 		if (t->sane || chance(s, 90))
@@ -577,8 +600,14 @@ static void do_kv(struct thread *t)
 	if (own) {
 		check_sane_kv(t, "well-formed KV", ret, e);
 		/* A GET fills at most its buffer; ERANGE says how much it needs. */
-		if (ret > 0 && (cmd.opcode != CIDER_KV_GET || ret > len))
+		if (ret > 0 && cmd.opcode != CIDER_KV_SCAN && (cmd.opcode != CIDER_KV_GET || ret > len))
 			unexpected(t, "KV (longer than the buffer)", ret, 0);
+		/* A SCAN's records take 8 bytes at least, in its buffer. */
+		if (ret >= 0 && cmd.opcode == CIDER_KV_SCAN &&
+		    ((size_t)ret * 8 > cmd.value_len || cmd.value_len > len))
+			unexpected(t, "KV SCAN (more than the buffer)", ret, 0);
+		if (ret >= 0 && cmd.opcode == CIDER_KV_SCAN)
+			t->scan_cursor = cmd.cursor;
 		if (ret < 0 && e == ERANGE && (cmd.value_len <= len ||
 					       cmd.value_len > CIDER_KV_MAX_VALUE))
 			unexpected(t, "KV ERANGE (needed length)", cmd.value_len, e);

@@ -102,6 +102,8 @@ struct cider_ibdev_info {
 #define CIDER_FEAT_KEY		_BITULL(7)
 /* CIDER_IOC_MN_STATS: a node's counters by name, for the device's group. */
 #define CIDER_FEAT_STATS	_BITULL(8)
+/* CIDER_KV_SCAN, ioctl and io_uring. */
+#define CIDER_FEAT_KV_SCAN	_BITULL(9)
 #define CIDER_FEAT_V0		(CIDER_FEAT_RAW | CIDER_FEAT_KV_ARRAY | \
 				 CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING)
 
@@ -417,6 +419,7 @@ struct cider_raw_batch {
 #define CIDER_KV_INSERT		3	/* -EEXIST if present */
 #define CIDER_KV_UPDATE		4	/* -ENOENT if absent */
 #define CIDER_KV_DELETE		5	/* -ENOENT if absent */
+#define CIDER_KV_SCAN		6	/* keys, a page at a time: below */
 
 /*
  * value and value_len: PUT, INSERT and UPDATE the value and its length
@@ -433,12 +436,59 @@ struct cider_kv_cmd {
 	__u32 flags;			/* must be 0 */
 	__u64 key;			/* user pointer to key_len bytes */
 	__u64 value;			/* user pointer, see value_len */
-	__u32 key_len;			/* 1..CIDER_KV_MAX_KEY */
+	__u32 key_len;			/* 1..CIDER_KV_MAX_KEY (SCAN: from 0) */
 	__u32 value_len;		/* see below */
-	__u64 reserved[2];
+	union {
+		__u64 reserved[2];	/* 0, but for SCAN: */
+		struct {
+			__u64 cursor;	/* SCAN: in and out, below */
+			__u32 count;	/* SCAN: positions to visit, 0: 256 */
+			__u32 scan_reserved;	/* 0 */
+		};
+	};
 };
 
 #define CIDER_KV_CMD_SIZE_VER0	56
+
+/*
+ * CIDER_KV_SCAN (CIDER_FEAT_KV_SCAN): the store's keys, a page per call,
+ * with Redis SCAN's promise: a key present for a whole scan (cursor 0
+ * until a call returns cursor 0) is returned at least once; a key
+ * inserted or deleted meanwhile may or may not be; a key may come twice.
+ * Only keys: GET the values wanted.
+ *
+ *   key, key_len  a prefix: only keys starting with it (key_len 0: all;
+ *                 an array store takes none)
+ *   value         the buffer for the page's records, each a struct
+ *                 cider_kv_scan_rec padded to 8 bytes
+ *                 (CIDER_KV_SCAN_REC_SIZE), one after the other
+ *   value_len     its size, at least CIDER_KV_SCAN_MIN_BUF (one record
+ *                 of the longest key); out (ioctl): the bytes used
+ *   cursor        0 to start, else the cursor the last call returned
+ *                 (opaque: one not made by this store is refused,
+ *                 EINVAL); out: where the next page starts, 0 at the end
+ *                 (ioctl: this field; io_uring: the CQE's big_cqe[0],
+ *                 so the ring must use IORING_SETUP_CQE32, else EINVAL)
+ *   count         index positions this call visits, 1..
+ *                 CIDER_KV_SCAN_MAX_COUNT, 0 for 256 (fewer when the
+ *                 buffer fills: the next page starts at the key that did
+ *                 not fit)
+ *
+ * Result: the number of records (0 is a page without keys, not the end:
+ * the end is cursor 0), or the errors above.  A page reads the index (one
+ * READ per 8 positions) and the header and key of each key's block (up to
+ * 4 READs in one batch), so a scan costs the memory node about
+ * positions / 8 + keys / 4 round trips.  An array store's keys are its
+ * 8-byte little-endian indexes.
+ */
+struct cider_kv_scan_rec {
+	__u32 key_len;
+	__u8 key[];
+};
+
+#define CIDER_KV_SCAN_REC_SIZE(key_len)	(((key_len) + 4U + 7U) & ~7U)
+#define CIDER_KV_SCAN_MIN_BUF	CIDER_KV_SCAN_REC_SIZE(CIDER_KV_MAX_KEY)
+#define CIDER_KV_SCAN_MAX_COUNT	16384U
 #define CIDER_IOC_KV		_IOWR(CIDER_IOC_MAGIC, 0x20, struct cider_kv_cmd)
 
 #endif /* _UAPI_LINUX_CIDER_H */
