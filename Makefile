@@ -135,7 +135,7 @@ tools/vm/cluster-clock: tools/vm/cluster-clock.c lib/numparse.c lib/numparse.h
 	$(CC) -Ilib $(CFLAGS) $(WARN) -o $@ $< lib/numparse.c
 
 CIDERCTL_SRC := tools/ciderctl/ciderctl.c tools/ciderctl/attach.c tools/ciderctl/cnconf.c \
-	tools/ciderctl/kvload.c tools/ciderctl/kvdump.c
+	tools/ciderctl/kvload.c tools/ciderctl/kvdump.c tools/ciderctl/kvscan.c
 tools/ciderctl/ciderctl: $(CIDERCTL_SRC) tools/ciderctl/ciderctl.h tools/ciderctl/cnconf.h \
 			 tools/ciderctl/kvdump.h lib/libcider.a VERSION
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(CIDERCTL_SRC) lib/libcider.a -luring

@@ -241,6 +241,42 @@ TEST_F_TIMEOUT(hash, ten_thousand_binary_keys_load_and_read_back, 600)
 	unlink(DUMP);
 }
 
+#define DUMP2		"/tmp/kvload.dump2"
+
+/*
+ * ciderctl kv dump of a store that holds the big dump, loaded into a new
+ * store: every key comes back byte for byte (the dump's records are what
+ * the store holds, whatever order its scan gives them).
+ */
+TEST_F_TIMEOUT(hash, a_dump_loads_into_a_second_store_byte_for_byte, 600)
+{
+	static const char *const store[] = { "--index", "hash", "--keys", "16384", NULL };
+	uint64_t loaded, failed;
+	char cmd[256];
+	double t0;
+
+	NEED_MN();
+	ASSERT_NE(0U, write_big_dump());
+	ASSERT_EQ(0, run_load(self->n.at.mn_id, DUMP, "", &loaded, &failed));
+	ASSERT_EQ(nr_keys(), loaded);
+	unlink(DUMP);
+	t0 = memd_now();
+	snprintf(cmd, sizeof(cmd), "tools/ciderctl/ciderctl kv -m %u dump > %s 2> %s",
+		 self->n.at.mn_id, DUMP2, ERR);
+	ASSERT_EQ(0, system(cmd)) err_says("?");
+	fprintf(stderr, "# dumped in %.2f s\n", memd_now() - t0);
+	ASSERT_TRUE(err_says("10000 records") || nr_keys() != 10000);
+	/* The first store goes (memory for the second), then the load. */
+	node_down(&self->n);
+	ASSERT_EQ(0, node_up(&self->n, "256M", test_port() + 1, store))
+		TH_LOG("no second store; cider-memd's log %s", self->n.memd.log);
+	ASSERT_EQ(0, run_load(self->n.at.mn_id, DUMP2, "", &loaded, &failed)) err_says("?");
+	ASSERT_EQ(nr_keys(), loaded);
+	ASSERT_EQ(0U, failed);
+	check_big(_metadata, &self->n);
+	unlink(DUMP2);
+}
+
 /*
  * A dump of @n records "m%u" => "v%u" into @path: record @bad (-1: none)
  * a key length of 2000, or with @bad_crc the CRC's last byte changed.

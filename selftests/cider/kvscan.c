@@ -181,6 +181,22 @@ TEST_F(kvscan, a_scan_returns_every_key_once_page_by_page)
 	expect_each_once(_metadata, &r);
 }
 
+/* Lines of "ciderctl kv -m @s scan @prefix" that are "k:" keys, or -1. */
+static int ctl_scan_lines(unsigned int s, const char *prefix)
+{
+	char cmd[256], line[128];
+	int n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "tools/ciderctl/ciderctl kv -m %u scan %s count 64", s, prefix);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		n += !strncmp(line, "k:", 2);
+	return pclose(p) ? -1 : n;
+}
+
 TEST_F(kvscan, a_prefix_returns_its_keys_only)
 {
 	unsigned int s = self->at.mn_id, i, n = 0;
@@ -197,6 +213,9 @@ TEST_F(kvscan, a_prefix_returns_its_keys_only)
 	}
 	EXPECT_EQ(n, r.records);
 	EXPECT_LT(0U, n);
+	/* ciderctl kv scan prints the same keys, one per line. */
+	EXPECT_EQ((int)n, ctl_scan_lines(s, "k:1"));
+	EXPECT_EQ(NKEYS, ctl_scan_lines(s, ""));
 }
 
 struct churn {

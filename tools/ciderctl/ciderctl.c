@@ -64,6 +64,14 @@ static void usage(FILE *f)
 		"  kv [-m MN] put|insert|update KEY VALUE|@FILE\n"
 		"                                store a value (put: insert or update)\n"
 		"  kv [-m MN] del KEY            delete KEY (exit 1 if absent)\n"
+		"  kv [-m MN] scan [PREFIX] [count N]\n"
+		"                                print the store's keys (with PREFIX), one\n"
+		"                                per line, N index positions a page\n"
+		"                                (default 256); a key present throughout\n"
+		"                                comes at least once, others may or may not\n"
+		"  kv [-m MN] dump [PREFIX] [count N] > FILE\n"
+		"                                write those keys and their values as a\n"
+		"                                dump file (standard output) for kv load\n"
 		"  kv [-m MN] load [depth N] [stop-on-error] < FILE\n"
 		"                                put every record of a dump file (standard\n"
 		"                                input) into the store, N operations in\n"
@@ -820,12 +828,18 @@ static int cmd_kv(int argc, char **argv)
 	}
 	if (argc && !strcmp(argv[0], "load"))
 		return kv_load(mn, argc - 1, argv + 1);
+	if (argc && !strcmp(argv[0], "scan"))
+		return kv_scan(mn, argc - 1, argv + 1);
+	if (argc && !strcmp(argv[0], "dump"))
+		return kv_dump(mn, argc - 1, argv + 1);
 	for (i = 0; argc && i < sizeof(kv_ops) / sizeof(kv_ops[0]); i++)
 		if (!strcmp(argv[0], kv_ops[i].name))
 			break;
 	if (!argc || i == sizeof(kv_ops) / sizeof(kv_ops[0]) || argc - 1 != kv_ops[i].nargs) {
 		fprintf(stderr, "ciderctl: usage: kv [-m MN] get|del KEY | "
 			"kv [-m MN] put|insert|update KEY VALUE|@FILE | "
+			"kv [-m MN] scan [PREFIX] [count N] | "
+			"kv [-m MN] dump [PREFIX] [count N] > FILE | "
 			"kv [-m MN] load [depth N] [stop-on-error] < FILE\n");
 		return 2;
 	}

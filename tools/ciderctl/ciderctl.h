@@ -4,6 +4,8 @@
 #define CIDERCTL_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 
 /*
  * Exit statuses (ciderctl(8)): 0 done; 1 the key is absent or exists, or
@@ -29,6 +31,15 @@ int kv_status(int ret);
 
 /* kvload.c: kv [-m MN] load ARGS */
 int kv_load(const char *mn, int argc, char **argv);
+
+/* kvscan.c: kv [-m MN] scan|dump ARGS */
+int kv_scan(const char *mn, int argc, char **argv);
+int kv_dump(const char *mn, int argc, char **argv);
+/*
+ * A key for people: an array store's index in decimal, printable ASCII
+ * as it is, anything else (or what would read as hex) as 0x and hex.
+ */
+void kv_print_key(FILE *f, bool array, const uint8_t *k, size_t len);
 
 /* attach.c */
 int cmd_attach(int argc, char **argv);

@@ -79,33 +79,6 @@ static int load_parse(int argc, char **argv, struct load_args *a)
 	return 0;
 }
 
-/*
- * A key for a message: an array store's index in decimal; bytes that are
- * all printable ASCII as they are; anything else as 0x and hex.
- */
-static void load_print_key(bool array, const uint8_t *k, size_t len)
-{
-	uint64_t idx = 0;
-	size_t i;
-	bool text = true;
-
-	if (array && len == 8) {
-		for (i = 8; i-- > 0;)
-			idx = idx << 8 | k[i];
-		fprintf(stderr, "%llu", (unsigned long long)idx);
-		return;
-	}
-	for (i = 0; i < len; i++)
-		text &= k[i] >= 0x20 && k[i] < 0x7f;
-	if (text) {
-		fwrite(k, 1, len, stderr);
-		return;
-	}
-	fputs("0x", stderr);
-	for (i = 0; i < len; i++)
-		fprintf(stderr, "%02x", k[i]);
-}
-
 static void load_fail(struct load_stats *st, bool array, uint64_t offset, const void *key,
 		      size_t key_len, int err)
 {
@@ -117,7 +90,7 @@ static void load_fail(struct load_stats *st, bool array, uint64_t offset, const 
 	if (st->progress)
 		fputc('\n', stderr);	/* not onto the progress line */
 	fputs("ciderctl: kv load: key ", stderr);
-	load_print_key(array, key, key_len);
+	kv_print_key(stderr, array, key, key_len);
 	fprintf(stderr, " (record at byte %llu): %s\n", (unsigned long long)offset,
 		cider_kv_strerror(err));
 }
