@@ -51,8 +51,11 @@ u64 cider_kv_scan_cursor(const struct cider_kvs *kvs, u64 pos)
 int cider_kv_scan_fits(const struct cider_kvs *kvs, const struct cider_kv_cmd *cmd,
 		       u64 *pos, u32 *count)
 {
-	u64 total = cider_scan_positions(&kvs->cfg), p;
+	u64 total, p;
 
+	if (!kvs)
+		return -ENOTCONN;	/* its node went since the command was checked */
+	total = cider_scan_positions(&kvs->cfg);
 	if (kvs->cfg.index != CIDER_INDEX_HASH && cmd->key_len)
 		return -EINVAL;		/* an array's keys are numbers */
 	p = cmd->cursor & GENMASK_ULL(CIDER_SCAN_POS_BITS - 1, 0);
