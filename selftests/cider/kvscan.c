@@ -218,39 +218,42 @@ TEST_F(kvscan, a_prefix_returns_its_keys_only)
 	EXPECT_EQ(NKEYS, ctl_scan_lines(s, ""));
 }
 
+/* Another thread writing and deleting keys until told to stop. */
 struct churn {
 	int fd;
 	unsigned int store;
+	unsigned int n;			/* keys it goes through */
+	/* write (@put) or delete its key @i: 0 or -errno */
+	int (*op)(struct churn *ch, unsigned int i, bool put);
 	atomic_bool stop;
 	unsigned int rounds;
 	int err;
 };
 
-/* Insert and delete the "churn:" keys until told to stop. */
+/* Rounds of writing every key, then deleting every key. */
 static void *churn_run(void *arg)
 {
 	struct churn *ch = arg;
-	char key[64];
 	unsigned int i;
-	size_t n;
-	int ret;
 
-	while (!atomic_load(&ch->stop)) {
-		for (i = 0; i < NCHURN && !ch->err; i++) {
-			n = key_of(key, "churn:", i);
-			ret = cider_put(ch->fd, ch->store, key, n, &i, sizeof(i));
-			if (ret)
-				ch->err = ret;
-		}
-		for (i = 0; i < NCHURN && !ch->err; i++) {
-			n = key_of(key, "churn:", i);
-			ret = cider_delete(ch->fd, ch->store, key, n);
-			if (ret)
-				ch->err = ret;
-		}
+	while (!atomic_load(&ch->stop) && !ch->err) {
+		for (i = 0; i < ch->n && !ch->err; i++)
+			ch->err = ch->op(ch, i, true);
+		for (i = 0; i < ch->n && !ch->err; i++)
+			ch->err = ch->op(ch, i, false);
 		ch->rounds++;
 	}
 	return NULL;
+}
+
+/* The hash store's "churn:" keys. */
+static int churn_hash(struct churn *ch, unsigned int i, bool put)
+{
+	char key[64];
+	size_t n = key_of(key, "churn:", i);
+
+	return put ? cider_put(ch->fd, ch->store, key, n, &i, sizeof(i)) :
+		     cider_delete(ch->fd, ch->store, key, n);
 }
 
 /*
@@ -260,7 +263,8 @@ static void *churn_run(void *arg)
  */
 TEST_F_TIMEOUT(kvscan, keys_present_throughout_come_while_others_come_and_go, 300)
 {
-	struct churn ch = { .fd = self->fd, .store = self->at.mn_id };
+	struct churn ch = { .fd = self->fd, .store = self->at.mn_id, .n = NCHURN,
+			    .op = churn_hash };
 	struct scan_result r;
 	unsigned int round, i, missing = 0;
 	pthread_t th;
@@ -453,35 +457,12 @@ TEST_F(kvscan_array, a_scan_returns_the_indexes_written)
 	EXPECT_EQ(-EINVAL, cider_scan(self->fd, s, "x", 1, &cursor, 0, buf, &len));
 }
 
-struct array_churn {
-	int fd;
-	unsigned int store;
-	atomic_bool stop;
-	unsigned int rounds;
-	int err;
-};
-
-/* PUT and DELETE the odd indexes until told to stop. */
-static void *array_churn_run(void *arg)
+/* The array store's odd indexes. */
+static int churn_array(struct churn *ch, unsigned int i, bool put)
 {
-	struct array_churn *ch = arg;
-	unsigned int i;
-	int ret;
+	uint64_t idx = 2 * i + 1;
 
-	while (!atomic_load(&ch->stop) && !ch->err) {
-		for (i = 1; i < 256 && !ch->err; i += 2) {
-			ret = put8(ch->fd, ch->store, i, i);
-			if (ret)
-				ch->err = ret;
-		}
-		for (i = 1; i < 256 && !ch->err; i += 2) {
-			ret = cider_delete(ch->fd, ch->store, &(uint64_t){ i }, 8);
-			if (ret)
-				ch->err = ret;
-		}
-		ch->rounds++;
-	}
-	return NULL;
+	return put ? put8(ch->fd, ch->store, idx, idx) : cider_delete(ch->fd, ch->store, &idx, 8);
 }
 
 /*
@@ -491,7 +472,8 @@ static void *array_churn_run(void *arg)
  */
 TEST_F_TIMEOUT(kvscan_array, even_indexes_come_while_the_odd_ones_come_and_go, 300)
 {
-	struct array_churn ch = { .fd = self->fd, .store = self->at.mn_id };
+	struct churn ch = { .fd = self->fd, .store = self->at.mn_id, .n = 128,
+			    .op = churn_array };
 	static unsigned char buf[BUF];
 	unsigned int s = self->at.mn_id, round, i, missing = 0, odd = 0;
 	uint64_t cursor, key;
@@ -503,7 +485,7 @@ TEST_F_TIMEOUT(kvscan_array, even_indexes_come_while_the_odd_ones_come_and_go, 3
 		SKIP(return, "CIDER_MN_ADDR not set");
 	for (i = 0; i < 256; i += 2)
 		ASSERT_EQ(0, put8(self->fd, s, i, i + 1));
-	ASSERT_EQ(0, pthread_create(&th, NULL, array_churn_run, &ch));
+	ASSERT_EQ(0, pthread_create(&th, NULL, churn_run, &ch));
 	for (round = 0; round < 3; round++) {
 		unsigned int seen[256] = { 0 };
 
