@@ -450,12 +450,48 @@ static void count_by_state(struct sim *s, const struct cider_client *c,
 		s->sv[k].n[v[i].op]++;
 }
 
+/*
+ * Would the kernel's fabric take this batch (kvfabric.c,
+ * cider_kvs_verbs_fit())?  A verb's bytes go to its own words, to the
+ * client's whole block buffer (mapped once, moved in place) or to its
+ * lock record, and those copied fit the slot's batch buffer.  The model
+ * itself would run any batch: this is where it says one is refused.
+ */
+static void check_fits(struct sim *s, const struct cider_client *c, const struct cider_verb *v,
+		       unsigned int n)
+{
+	u32 used = 0, room, len;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		bool ext = v[i].buf && v[i].buf == c->buf;
+
+		len = v[i].op == CIDER_V_CAS || v[i].op == CIDER_V_FAA ? 8 : v[i].len;
+		if (ext)
+			room = c->buf_len;
+		else if (v[i].buf == (const void *)c->lq_ring)
+			room = sizeof(c->lq_ring);
+		else
+			room = v[i].buf ? 0 : sizeof(v[i].data);
+		if (len > room)
+			sim_violation(s, "client %u posted a %s of %u bytes into a buffer the kernel's fabric does not map (%s)",
+				      c->id, v[i].op == CIDER_V_READ ? "READ" : "verb", len,
+				      cider_client_state_name(c));
+		used += ext ? 0 : (len + 7) / 8 * 8;
+	}
+	if (n > CIDER_MAX_VERBS ||
+	    used > sizeof(c->lq_ring) + (CIDER_MAX_VERBS - 1) * sizeof(v->data))
+		sim_violation(s, "client %u posted %u verbs of %u bytes: more than a kernel batch holds",
+			      c->id, n, used);
+}
+
 static void fab_post(void *priv, struct cider_client *c, struct cider_verb *v, unsigned int n)
 {
 	struct sim *s = priv;
 	u64 t = s->now + s->p.client_cpu_ps;
 	unsigned int i;
 
+	check_fits(s, c, v, n);
 	if (s->by_state)
 		count_by_state(s, c, v, n);
 	s->batch_done[c->id] = 0;
