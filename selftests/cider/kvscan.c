@@ -111,45 +111,62 @@ static int scan_all(int fd, unsigned int s, const char *prefix, unsigned int cou
 	return 0;
 }
 
-FIXTURE(kvscan) {
+/* A store on a memory node, attached: what both fixtures run on. */
+struct node {
 	int fd;
 	bool skip;
 	struct memd memd;
 	struct cider_attach at;
 };
 
+static void node_up(struct __test_metadata *_metadata, struct node *n, const char *size,
+		    unsigned int port, const char *const *store)
+{
+	n->fd = cider_open();
+	ASSERT_LE(0, n->fd);
+	/* 6.1's harness runs the body after a SKIP here: flag it instead. */
+	n->skip = !getenv("CIDER_MN_ADDR");
+	if (n->skip)
+		return;
+	ASSERT_EQ(0, memd_start_store(&n->memd, size, port, store))
+		TH_LOG("cider-memd did not start; log %s", n->memd.log);
+	ASSERT_EQ(0, cider_attach(n->fd, n->memd.addr, 3, 0, &n->at));
+}
+
+static void node_down(struct node *n)
+{
+	if (!n->skip) {
+		cider_detach(n->fd, n->at.mn_id);
+		memd_stop(&n->memd, SIGTERM);
+	}
+	close(n->fd);
+}
+
+FIXTURE(kvscan) {
+	struct node n;
+};
+
 FIXTURE_SETUP(kvscan)
 {
-	const char *store[] = { "--index", "hash", "--keys", "1024", "--mode", "cider", NULL };
+	const char *const store[] = { "--index", "hash", "--keys", "1024", "--mode", "cider",
+				      NULL };
 	char key[64];
 	unsigned int i;
 
-	self->fd = cider_open();
-	ASSERT_LE(0, self->fd);
-	/* 6.1's harness runs the body after a SKIP here: flag it instead. */
-	self->skip = !getenv("CIDER_MN_ADDR");
-	if (self->skip)
-		return;
-	ASSERT_EQ(0, memd_start_store(&self->memd, "8M", test_port(), store))
-		TH_LOG("cider-memd did not start; log %s", self->memd.log);
-	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3, 0, &self->at));
-	for (i = 0; i < NKEYS; i++) {
+	node_up(_metadata, &self->n, "8M", test_port(), store);
+	for (i = 0; !self->n.skip && i < NKEYS; i++) {
 		size_t n = key_of(key, "k:", i);
 
-		ASSERT_EQ(0, cider_put(self->fd, self->at.mn_id, key, n, &i, sizeof(i)));
+		ASSERT_EQ(0, cider_put(self->n.fd, self->n.at.mn_id, key, n, &i, sizeof(i)));
 	}
 }
 
 FIXTURE_TEARDOWN(kvscan)
 {
-	if (!self->skip) {
-		cider_detach(self->fd, self->at.mn_id);
-		memd_stop(&self->memd, SIGTERM);
-	}
-	close(self->fd);
+	node_down(&self->n);
 }
 
-#define NEED_MN() do { if (self->skip) SKIP(return, "CIDER_MN_ADDR not set"); } while (0)
+#define NEED_MN() do { if (self->n.skip) SKIP(return, "CIDER_MN_ADDR not set"); } while (0)
 
 static void expect_each_once(struct __test_metadata *_metadata, const struct scan_result *r)
 {
@@ -170,14 +187,14 @@ TEST_F(kvscan, a_scan_returns_every_key_once_page_by_page)
 	struct scan_result r;
 
 	NEED_MN();
-	ASSERT_EQ(0, scan_all(self->fd, self->at.mn_id, NULL, 64, &r));
+	ASSERT_EQ(0, scan_all(self->n.fd, self->n.at.mn_id, NULL, 64, &r));
 	expect_each_once(_metadata, &r);
 	TH_LOG("%u records in %u pages of up to 64 positions", r.records, r.pages);
 	EXPECT_LT(1U, r.pages);
 	/* The default page, and the largest, cover the same keys. */
-	ASSERT_EQ(0, scan_all(self->fd, self->at.mn_id, NULL, 0, &r));
+	ASSERT_EQ(0, scan_all(self->n.fd, self->n.at.mn_id, NULL, 0, &r));
 	expect_each_once(_metadata, &r);
-	ASSERT_EQ(0, scan_all(self->fd, self->at.mn_id, NULL, CIDER_KV_SCAN_MAX_COUNT, &r));
+	ASSERT_EQ(0, scan_all(self->n.fd, self->n.at.mn_id, NULL, CIDER_KV_SCAN_MAX_COUNT, &r));
 	expect_each_once(_metadata, &r);
 }
 
@@ -199,11 +216,11 @@ static int ctl_scan_lines(unsigned int s, const char *prefix)
 
 TEST_F(kvscan, a_prefix_returns_its_keys_only)
 {
-	unsigned int s = self->at.mn_id, i, n = 0;
+	unsigned int s = self->n.at.mn_id, i, n = 0;
 	struct scan_result r;
 
 	NEED_MN();
-	ASSERT_EQ(0, scan_all(self->fd, s, "k:1", 0, &r));
+	ASSERT_EQ(0, scan_all(self->n.fd, s, "k:1", 0, &r));
 	for (i = 0; i < NKEYS; i++) {
 		char key[64];
 
@@ -263,7 +280,7 @@ static int churn_hash(struct churn *ch, unsigned int i, bool put)
  */
 TEST_F_TIMEOUT(kvscan, keys_present_throughout_come_while_others_come_and_go, 300)
 {
-	struct churn ch = { .fd = self->fd, .store = self->at.mn_id, .n = NCHURN,
+	struct churn ch = { .fd = self->n.fd, .store = self->n.at.mn_id, .n = NCHURN,
 			    .op = churn_hash };
 	struct scan_result r;
 	unsigned int round, i, missing = 0;
@@ -272,7 +289,7 @@ TEST_F_TIMEOUT(kvscan, keys_present_throughout_come_while_others_come_and_go, 30
 	NEED_MN();
 	ASSERT_EQ(0, pthread_create(&th, NULL, churn_run, &ch));
 	for (round = 0; round < 3; round++) {
-		ASSERT_EQ(0, scan_all(self->fd, self->at.mn_id, NULL, 32, &r));
+		ASSERT_EQ(0, scan_all(self->n.fd, self->n.at.mn_id, NULL, 32, &r));
 		for (i = 0; i < NKEYS; i++) {
 			missing += !r.seen[i];
 			if (!r.seen[i])
@@ -327,11 +344,11 @@ TEST_F(kvscan, a_scan_through_io_uring_returns_every_key)
 	NEED_MN();
 	/* Without CQE32 there is no room for the cursor: refused. */
 	ASSERT_EQ(0, io_uring_queue_init(4, &ring, IORING_SETUP_SQE128));
-	EXPECT_EQ(-EINVAL, uring_page(&ring, self->fd, self->at.mn_id, &cursor, buf));
+	EXPECT_EQ(-EINVAL, uring_page(&ring, self->n.fd, self->n.at.mn_id, &cursor, buf));
 	io_uring_queue_exit(&ring);
 	ASSERT_EQ(0, io_uring_queue_init(4, &ring, IORING_SETUP_SQE128 | IORING_SETUP_CQE32));
 	do {
-		ret = uring_page(&ring, self->fd, self->at.mn_id, &cursor, buf);
+		ret = uring_page(&ring, self->n.fd, self->n.at.mn_id, &cursor, buf);
 		ASSERT_LE(0, ret);
 		for (at = 0; ret > 0 && (k = cider_scan_rec(buf, BUF, &at, &kl)); ret--) {
 			int ki = key_index(k, kl, "k:", NKEYS);
@@ -357,104 +374,104 @@ static int scan_cmd(int fd, struct cider_kv_cmd *cmd)
 TEST_F(kvscan, bad_commands_and_made_up_cursors_are_refused)
 {
 	static unsigned char buf[BUF];
-	unsigned int s = self->at.mn_id;
+	unsigned int s = self->n.at.mn_id;
 	struct cider_kv_cmd cmd;
 	uint64_t cursor = 0;
 	size_t len = sizeof(buf);
 
 	NEED_MN();
 	/* A real cursor, from a first page of 8 positions. */
-	ASSERT_LE(0, cider_scan(self->fd, s, NULL, 0, &cursor, 8, buf, &len));
+	ASSERT_LE(0, cider_scan(self->n.fd, s, NULL, 0, &cursor, 8, buf, &len));
 	ASSERT_NE(0ULL, cursor);
 	cider_kv_cmd_init(&cmd, s, CIDER_KV_SCAN, NULL, 0, buf, BUF);
 	cmd.cursor = cursor;
-	EXPECT_LE(0, scan_cmd(self->fd, &cmd));
+	EXPECT_LE(0, scan_cmd(self->n.fd, &cmd));
 	/* Its position with another tag, a bare position, a position past the end. */
 	cider_kv_cmd_init(&cmd, s, CIDER_KV_SCAN, NULL, 0, buf, BUF);
 	cmd.cursor = cursor ^ (1ULL << 50);
-	EXPECT_EQ(-EINVAL, scan_cmd(self->fd, &cmd));
+	EXPECT_EQ(-EINVAL, scan_cmd(self->n.fd, &cmd));
 	cmd.cursor = 8;
-	EXPECT_EQ(-EINVAL, scan_cmd(self->fd, &cmd));
+	EXPECT_EQ(-EINVAL, scan_cmd(self->n.fd, &cmd));
 	cmd.cursor = (cursor & ~((1ULL << 40) - 1)) | ((1ULL << 40) - 1);
-	EXPECT_EQ(-EINVAL, scan_cmd(self->fd, &cmd));
+	EXPECT_EQ(-EINVAL, scan_cmd(self->n.fd, &cmd));
 	/* A buffer smaller than one record of the longest key. */
 	cider_kv_cmd_init(&cmd, s, CIDER_KV_SCAN, NULL, 0, buf, BUF - 8);
-	EXPECT_EQ(-EINVAL, scan_cmd(self->fd, &cmd));
+	EXPECT_EQ(-EINVAL, scan_cmd(self->n.fd, &cmd));
 	/* Too many positions; the reserved word. */
 	cider_kv_cmd_init(&cmd, s, CIDER_KV_SCAN, NULL, 0, buf, BUF);
 	cmd.count = CIDER_KV_SCAN_MAX_COUNT + 1;
-	EXPECT_EQ(-EINVAL, scan_cmd(self->fd, &cmd));
+	EXPECT_EQ(-EINVAL, scan_cmd(self->n.fd, &cmd));
 	cmd.count = 0;
 	cmd.scan_reserved = 1;
-	EXPECT_EQ(-EINVAL, scan_cmd(self->fd, &cmd));
+	EXPECT_EQ(-EINVAL, scan_cmd(self->n.fd, &cmd));
 	/* Another operation's reserved words stay reserved. */
 	cider_kv_cmd_init(&cmd, s, CIDER_KV_GET, "k:1", 3, buf, BUF);
 	cmd.cursor = 1;
-	EXPECT_EQ(-EINVAL, scan_cmd(self->fd, &cmd));
+	EXPECT_EQ(-EINVAL, scan_cmd(self->n.fd, &cmd));
 	/* The buffer not writable. */
 	cider_kv_cmd_init(&cmd, s, CIDER_KV_SCAN, NULL, 0, (void *)8, BUF);
-	EXPECT_EQ(-EFAULT, scan_cmd(self->fd, &cmd));
+	EXPECT_EQ(-EFAULT, scan_cmd(self->n.fd, &cmd));
 }
 
 FIXTURE(kvscan_array) {
-	int fd;
-	bool skip;
-	struct memd memd;
-	struct cider_attach at;
+	struct node n;
 };
 
 FIXTURE_SETUP(kvscan_array)
 {
-	const char *store[] = { "--index", "array", "--keys", "256", "--mode", "cider", NULL };
+	const char *const store[] = { "--index", "array", "--keys", "256", "--mode", "cider",
+				      NULL };
 
-	self->fd = cider_open();
-	ASSERT_LE(0, self->fd);
-	self->skip = !getenv("CIDER_MN_ADDR");
-	if (self->skip)
-		return;
-	ASSERT_EQ(0, memd_start_store(&self->memd, "4M", test_port() + 400, store))
-		TH_LOG("cider-memd did not start; log %s", self->memd.log);
-	ASSERT_EQ(0, cider_attach(self->fd, self->memd.addr, 3, 0, &self->at));
+	node_up(_metadata, &self->n, "4M", test_port() + 400, store);
 }
 
 FIXTURE_TEARDOWN(kvscan_array)
 {
-	if (!self->skip) {
-		cider_detach(self->fd, self->at.mn_id);
-		memd_stop(&self->memd, SIGTERM);
-	}
-	close(self->fd);
+	node_down(&self->n);
+}
+
+/* A whole scan of the 256-key array store, each index counted in @seen. */
+static int array_scan_all(int fd, unsigned int s, unsigned int count, unsigned int *seen)
+{
+	static unsigned char buf[BUF];
+	uint64_t cursor = 0, key;
+	size_t len, at, kl;
+	const void *k;
+	int ret;
+
+	memset(seen, 0, 256 * sizeof(*seen));
+	do {
+		len = sizeof(buf);
+		ret = cider_scan(fd, s, NULL, 0, &cursor, count, buf, &len);
+		if (ret < 0)
+			return ret;
+		for (at = 0; (k = cider_scan_rec(buf, len, &at, &kl)); seen[key]++) {
+			if (kl != 8)
+				return -EBADMSG;
+			memcpy(&key, k, 8);
+			if (key >= 256)
+				return -EBADMSG;
+		}
+	} while (cursor);
+	return 0;
 }
 
 /* The indexes written, each once, as 8-byte keys; a prefix is refused. */
 TEST_F(kvscan_array, a_scan_returns_the_indexes_written)
 {
 	static unsigned char buf[BUF];
-	unsigned int s = self->at.mn_id, seen[256] = { 0 }, i, bad = 0;
-	uint64_t cursor = 0, key;
-	size_t len, at, kl;
-	const void *k;
+	unsigned int s = self->n.at.mn_id, seen[256], i, bad = 0;
+	uint64_t cursor = 0;
+	size_t len = sizeof(buf);
 
-	if (self->skip)
-		SKIP(return, "CIDER_MN_ADDR not set");
+	NEED_MN();
 	for (i = 0; i < 256; i += 3)
-		ASSERT_EQ(0, put8(self->fd, s, i, i + 1));
-	do {
-		len = sizeof(buf);
-		ASSERT_LE(0, cider_scan(self->fd, s, NULL, 0, &cursor, 40, buf, &len));
-		for (at = 0; (k = cider_scan_rec(buf, len, &at, &kl));) {
-			ASSERT_EQ(8U, kl);
-			memcpy(&key, k, 8);
-			ASSERT_GT(256ULL, key);
-			seen[key]++;
-		}
-	} while (cursor);
+		ASSERT_EQ(0, put8(self->n.fd, s, i, i + 1));
+	ASSERT_EQ(0, array_scan_all(self->n.fd, s, 40, seen));
 	for (i = 0; i < 256; i++)
 		bad += seen[i] != (i % 3 == 0);
 	EXPECT_EQ(0U, bad);
-	len = sizeof(buf);
-	cursor = 0;
-	EXPECT_EQ(-EINVAL, cider_scan(self->fd, s, "x", 1, &cursor, 0, buf, &len));
+	EXPECT_EQ(-EINVAL, cider_scan(self->n.fd, s, "x", 1, &cursor, 0, buf, &len));
 }
 
 /* The array store's odd indexes. */
@@ -472,34 +489,17 @@ static int churn_array(struct churn *ch, unsigned int i, bool put)
  */
 TEST_F_TIMEOUT(kvscan_array, even_indexes_come_while_the_odd_ones_come_and_go, 300)
 {
-	struct churn ch = { .fd = self->fd, .store = self->at.mn_id, .n = 128,
+	struct churn ch = { .fd = self->n.fd, .store = self->n.at.mn_id, .n = 128,
 			    .op = churn_array };
-	static unsigned char buf[BUF];
-	unsigned int s = self->at.mn_id, round, i, missing = 0, odd = 0;
-	uint64_t cursor, key;
-	size_t len, at, kl;
-	const void *k;
+	unsigned int s = self->n.at.mn_id, round, i, missing = 0, odd = 0, seen[256];
 	pthread_t th;
 
-	if (self->skip)
-		SKIP(return, "CIDER_MN_ADDR not set");
+	NEED_MN();
 	for (i = 0; i < 256; i += 2)
-		ASSERT_EQ(0, put8(self->fd, s, i, i + 1));
+		ASSERT_EQ(0, put8(self->n.fd, s, i, i + 1));
 	ASSERT_EQ(0, pthread_create(&th, NULL, churn_run, &ch));
 	for (round = 0; round < 3; round++) {
-		unsigned int seen[256] = { 0 };
-
-		cursor = 0;
-		do {
-			len = sizeof(buf);
-			ASSERT_LE(0, cider_scan(self->fd, s, NULL, 0, &cursor, 24, buf, &len));
-			for (at = 0; (k = cider_scan_rec(buf, len, &at, &kl));) {
-				ASSERT_EQ(8U, kl);
-				memcpy(&key, k, 8);
-				ASSERT_GT(256ULL, key);
-				seen[key]++;
-			}
-		} while (cursor);
+		ASSERT_EQ(0, array_scan_all(self->n.fd, s, 24, seen));
 		for (i = 0; i < 256; i += 2)
 			missing += !seen[i];
 		for (i = 1; i < 256; i += 2)
