@@ -143,6 +143,10 @@ struct thread {
 		/* Only ever a valid key and value: io_uring may read them
 		 * after this slot was reused (uapi: until the completion). */
 		uint64_t skey, sval;
+		/* io_uring commands on them not completed yet: while there
+		 * are, skey stays (a key that changes under a command in
+		 * flight is refused, EINVAL: kslot.c). */
+		unsigned int busy;
 	} kb[KV_SLOTS];
 };
 
@@ -471,7 +475,8 @@ static void fuzz_kv_cmd(struct thread *t, struct cider_kv_cmd *cmd, unsigned int
 	cmd->key_len = t->sane ? 8 : kv_len(t, true);
 	cmd->key = kv_ptr(t, kb->key, sizeof(kb->key), cmd->key_len);
 	if (t->sane) {
-		kb->skey = key;
+		if (!kb->busy)
+			kb->skey = key;
 		cmd->key = (uintptr_t)&kb->skey;
 	}
 	switch (cmd->opcode) {
@@ -749,6 +754,7 @@ static void do_bad_ioctl(struct thread *t)
 /* user_data of an SQE: what it carries, so that its CQE is judged right. */
 #define UD_KV		0x100
 #define UD_SANE		0x200
+#define UD_KVBUF	0x400	/* built as a KV command on kb[slot] */
 
 /* A KV command or a raw batch into @sqe's 80-byte command area (SQE128). */
 static void prep_cmd(struct thread *t, struct io_uring_sqe *sqe, int fd, unsigned int i)
@@ -759,9 +765,10 @@ static void prep_cmd(struct thread *t, struct io_uring_sqe *sqe, int fd, unsigne
 	struct cider_raw_batch rb;
 	struct cider_kv_cmd kc;
 
-	if (kv)
+	if (kv) {
 		fuzz_kv_cmd(t, &kc, i);
-	else
+		t->kb[i % KV_SLOTS].busy++;	/* until its CQE (none if unsubmitted) */
+	} else
 		fuzz_batch(t, &rb);
 	/* prep_rw writes 'off', which shares its place with cmd_op: first. */
 	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
@@ -771,7 +778,7 @@ static void prep_cmd(struct thread *t, struct io_uring_sqe *sqe, int fd, unsigne
 	else
 		sqe->cmd_op = chance(s, 50) ? (kv ? CIDER_IOC_RAW : CIDER_IOC_KV) : (__u32)rnd(s);
 	/* Judged by the command number the module sees. */
-	sqe->user_data = i | (sqe->cmd_op == CIDER_IOC_KV ? UD_KV : 0) |
+	sqe->user_data = i | (sqe->cmd_op == CIDER_IOC_KV ? UD_KV : 0) | (kv ? UD_KVBUF : 0) |
 			 (t->sane && (t->ring.flags & IORING_SETUP_SQE128) ? UD_SANE : 0);
 	/* The command area runs into the SQE's second half. */
 	if (t->ring.flags & IORING_SETUP_SQE128) {
@@ -795,6 +802,8 @@ static void on_cqe(struct thread *t, const struct io_uring_cqe *cqe)
 		check(t, what, cqe->res);
 	}
 	t->sane = cqe->user_data & UD_SANE;
+	if ((cqe->user_data & UD_KVBUF) && t->kb[(cqe->user_data & 0xff) % KV_SLOTS].busy)
+		t->kb[(cqe->user_data & 0xff) % KV_SLOTS].busy--;
 	if (cqe->user_data & UD_KV)
 		check_sane_kv(t, "well-formed KV_URING", cqe->res < 0 ? -1 : cqe->res, -cqe->res);
 	/* With CQE32, an -ERANGE GET says in big_cqe[0] how much it needs. */
