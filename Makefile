@@ -37,7 +37,8 @@ HOST_TESTS := lib/test_libcider lib/test_numparse lib/test_jsonw lib/test_worklo
 	tools/cider-memd/tests/test_allow tools/cider-memd/tests/test_key tools/cider-bench/tests/test_pace \
 	tools/cider-bench/tests/test_lathist tools/cider-bench/tests/test_hdr tools/ciderctl/tests/test_kvdump
 TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
-	 tools/cider-sim/cider-sim build/cider-sim-san tools/vm/cider-hub tools/vm/cluster-clock
+	 tools/cider-sim/cider-sim build/cider-sim-san tools/vm/cider-hub tools/vm/cluster-clock \
+	 tools/cider-agentd/cider-agentd
 
 .PHONY: sim-equiv sim-report soak bench host-tests all deps module module-debug module-6.12 sparse-6.12 \
 	debug-selftests selftests sparse checkpatch soak-kv abi-compat check-cluster \
@@ -113,7 +114,8 @@ selftests: lib/libcider.a $(LT)/.done
 # what the kv selftest's Prometheus format checker refuses, python3-cider's
 # host tests.
 HOST_TEST_SCRIPTS := tools/cider-memd/tests/test_usage tools/ciderctl/test_usage \
-	tools/cider-bench/tests/test_usage selftests/cider/test_prom_check python/tests/run-host
+	tools/cider-bench/tests/test_usage selftests/cider/test_prom_check python/tests/run-host \
+	tools/cider-agentd/tests/test_usage
 
 host-tests:
 	@echo $(HOST_TESTS) $(HOST_TEST_SCRIPTS)
@@ -152,6 +154,13 @@ MEMD_SRC := tools/cider-memd/cider-memd.c tools/cider-memd/allow.c tools/cider-m
 tools/cider-memd/cider-memd: $(MEMD_SRC) tools/cider-memd/allow.h tools/cider-memd/backing.h \
 			     tools/cider-memd/notify.h tools/cider-memd/key.h lib/cider.h $(CORE_HDR) VERSION
 	$(CC) -Ikmod/core $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(MEMD_SRC) -lrdmacm -libverbs -lcrypto
+
+# The atomics agent: cider.ko's batches of verbs on its own queue pairs.
+AGENTD_SRC := tools/cider-agentd/cider-agentd.c tools/cider-agentd/conn.c \
+	tools/cider-agentd/exec.c lib/numparse.c
+tools/cider-agentd/cider-agentd: $(AGENTD_SRC) tools/cider-agentd/agentd.h lib/numparse.h \
+				 uapi/linux/cider.h $(CORE_HDR) VERSION
+	$(CC) -Ikmod/core $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $(AGENTD_SRC) -lrdmacm -libverbs -luring
 
 # The key proof's check and the key file, alone, under the sanitizers.
 tools/cider-memd/tests/test_key: tools/cider-memd/tests/test_key.c tools/cider-memd/key.c \

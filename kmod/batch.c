@@ -100,6 +100,7 @@ void cider_batch_rearm(struct cider_batch *b, unsigned int nr)
 	b->keepalive = false;
 	b->heartbeat = false;
 	b->probe = false;
+	b->agent = NULL;
 	INIT_LIST_HEAD(&b->node);
 	for (i = 0; i < nr; i++) {
 		struct cider_wr *w = &b->wr[i];
@@ -159,10 +160,11 @@ void cider_batch_faa(struct cider_batch *b, unsigned int i, u64 remote, u64 add,
  * blocks are not copied, and not mapped per batch.  The owner keeps the
  * mapping until the batch is finished and syncs it around the transfer.
  */
-void cider_batch_ext(struct cider_batch *b, unsigned int i, u64 dma)
+void cider_batch_ext(struct cider_batch *b, unsigned int i, u64 dma, void *cpu)
 {
 	b->wr[i].ext = true;
 	b->wr[i].ext_dma = dma;
+	b->wr[i].ext_cpu = cpu;
 }
 
 /*

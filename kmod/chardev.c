@@ -15,6 +15,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
+#include "agent.h"
 #include "cider.h"
 #include "compat.h"
 #include "mn.h"
@@ -75,6 +76,8 @@ static long cider_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return cider_ioctl_raw(uarg, cmd);
 	case CIDER_IOC_BASE(CIDER_IOC_KV):
 		return cider_ioctl_kv(uarg, cmd);
+	case CIDER_IOC_BASE(CIDER_IOC_AGENT_REGISTER):
+		return cider_agent_ioctl_register(file, uarg, cmd);
 	default:
 		return -ENOTTY;
 	}
@@ -87,17 +90,39 @@ static bool cider_uring_is_kv(const struct io_uring_cmd *cmd)
 
 static int cider_uring_dispatch(struct io_uring_cmd *cmd, unsigned int issue_flags)
 {
-	/* Only commands under way were marked cancelable: RAW and KV. */
+	/* Only commands under way were marked cancelable: RAW, KV, the agent's. */
 	if (cider_uring_cancelling(issue_flags)) {
-		if (cider_uring_is_kv(cmd))
+		if (cider_agent_uring_is_mine(cmd))
+			cider_agent_uring_cancel(cmd, issue_flags);
+		else if (cider_uring_is_kv(cmd))
 			cider_kv_uring_cancel(cmd, issue_flags);
 		else
 			cider_raw_uring_cancel(cmd, issue_flags);
 		return 0;
 	}
+	if (cider_agent_uring_is_mine(cmd))
+		return cider_agent_uring_cmd(cmd, issue_flags);
 	if (cider_uring_is_kv(cmd))
 		return cider_kv_uring_cmd(cmd, issue_flags);
 	return cider_uring_cmd(cmd, issue_flags);
+}
+
+/*
+ * misc_open() leaves the miscdevice in private_data; nothing here needs
+ * it, and an open file's private_data names the atomics agent that
+ * registered through it (agent.c), none at first.
+ */
+static int cider_open(struct inode *inode, struct file *file)
+{
+	file->private_data = NULL;
+	return 0;
+}
+
+/* The last reference to an open file: an agent's goes with it. */
+static int cider_release(struct inode *inode, struct file *file)
+{
+	cider_agent_release(file);
+	return 0;
 }
 
 static const struct file_operations cider_fops = {
@@ -105,6 +130,8 @@ static const struct file_operations cider_fops = {
 	.unlocked_ioctl	= cider_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.uring_cmd	= cider_uring_dispatch,
+	.open		= cider_open,
+	.release	= cider_release,
 	.llseek		= noop_llseek,
 };
 

@@ -15,7 +15,7 @@ extern const char cider_version[];
 #define CIDER_FEATURES	(CIDER_FEAT_EXT_ARGS | CIDER_FEAT_RAW | CIDER_FEAT_KV_ARRAY | \
 			 CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING | CIDER_FEAT_MEMBERS | \
 			 CIDER_FEAT_RECONNECT | CIDER_FEAT_KEY | CIDER_FEAT_STATS | \
-			 CIDER_FEAT_KV_SCAN)
+			 CIDER_FEAT_KV_SCAN | CIDER_FEAT_AGENT)
 
 /* ibdev.c: RDMA devices as ib_core adds and removes them. */
 int cider_ibdev_init(void);

@@ -83,7 +83,7 @@ static void cider_kvs_batch_verb(struct cider_batch *b, struct cider_kslot *ks,
 	}
 	if (!cider_verb_ext(ks, v))
 		return;
-	cider_batch_ext(b, i, ks->blk_dma);
+	cider_batch_ext(b, i, ks->blk_dma, ks->blk);
 	if (v->op == CIDER_V_WRITE)	/* the block is final: the device may read it */
 		ib_dma_sync_single_for_device(ks->sh->dma_dev, ks->blk_dma, v->len,
 					      DMA_BIDIRECTIONAL);

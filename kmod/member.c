@@ -410,13 +410,7 @@ void cider_member_release(struct cider_mn *mn)
 		cider_batch_cas(b, 0, cider_member_off(mn), mn->member.claim,
 				mn->member.claim & ~CIDER_CLAIM_LIVE, 0);
 		b->complete = cider_batch_wake;
-		ret = cider_batch_map(b, ch, mn->base, mn->rkey);
-		if (ret) {
-			b->status = ret;
-			cider_batch_finish(b);
-		} else {
-			cider_channel_submit(ch, b);
-		}
+		cider_mn_post(mn, ch, b);
 		if (!wait_for_completion_timeout(&b->done, tmo)) {
 			cider_channel_kill(ch, -ETIMEDOUT);
 			wait_for_completion(&b->done);

@@ -232,6 +232,35 @@ static enum cider_mn_loss cider_mn_lose(struct cider_mn *mn, int reason)
  * that saw LIVE has queued its batch on a channel whose resources stay
  * until the kill has drained it.
  */
+/*
+ * Hand @b to @ch, or to the atomics agent when the node's atomics go
+ * there and @b holds one: the whole batch, so that its verbs keep their
+ * order (Documentation/datapath.rst, "The atomics agent").
+ */
+static int cider_mn_send(struct cider_mn *mn, struct cider_channel *ch, struct cider_batch *b)
+{
+	int ret;
+
+	if (mn->atomics == CIDER_MN_ATOMICS_AGENT && cider_batch_has_atomic(b))
+		return cider_agent_submit(&mn->agent, b);
+	ret = cider_batch_map(b, ch, mn->base, mn->rkey);
+	return ret ?: cider_channel_submit(ch, b);
+}
+
+/*
+ * cider_mn_submit() without the state check, for the membership's release
+ * on a node leaving LIVE: its caller keeps @ch's resources.
+ */
+void cider_mn_post(struct cider_mn *mn, struct cider_channel *ch, struct cider_batch *b)
+{
+	int ret = cider_mn_send(mn, ch, b);
+
+	if (ret) {
+		b->status = ret;
+		cider_batch_finish(b);
+	}
+}
+
 void cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
 		     struct cider_batch *b)
 {
@@ -240,11 +269,7 @@ void cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
 	rcu_read_lock();
 	if (likely(READ_ONCE(mn->state) == CIDER_MN_STATE_LIVE &&
 		   (READ_ONCE(mn->verified) || b->probe))) {
-		if (!ch)
-			ch = cider_mn_channel(mn);
-		ret = cider_batch_map(b, ch, mn->base, mn->rkey);
-		if (!ret)
-			ret = cider_channel_submit(ch, b);
+		ret = cider_mn_send(mn, ch ?: cider_mn_channel(mn), b);
 	} else {
 		ret = READ_ONCE(mn->dead_reason) ?: -ENOTCONN;
 	}
@@ -322,6 +347,7 @@ static void cider_mn_kill_work(struct work_struct *work)
 	for (i = 0; i < mn->nr_chans; i++)
 		cider_channel_kill(&mn->chans[i], READ_ONCE(mn->dead_reason));
 	mutex_unlock(&mn->res_lock);
+	cider_agent_drain(&mn->agent);
 	/* Operations parked on a lock or a timer end too. */
 	if (cider_mn_client)
 		cider_mn_client->kill(mn, READ_ONCE(mn->dead_reason));
@@ -403,6 +429,7 @@ static void cider_mn_teardown(struct cider_mn *mn, int reason)
 	if (cider_mn_client)
 		cider_mn_client->leave(mn);
 	cider_member_release(mn);
+	cider_agent_drain(&mn->agent);
 	cider_channel_destroy(&mn->chans[0]);
 	/* No channel connects again: the key goes (a second teardown finds none). */
 	for (i = 0; i < mn->nr_chans; i++)
@@ -468,6 +495,31 @@ static void cider_mn_set_addr(struct cider_mn *mn, const struct cider_attach *at
 static void cider_mn_recover_work(struct work_struct *work);
 static void cider_mn_reconnect_work(struct work_struct *work);
 
+/*
+ * A new generation for the agent's connection to @mn: at attach and at
+ * each reconnect, so that the agent connects again too (the memory node
+ * may have restarted).
+ */
+static void cider_mn_agent_renew(struct cider_mn *mn)
+{
+	static atomic_t gen = ATOMIC_INIT(0);
+
+	WRITE_ONCE(mn->agent.generation, atomic_inc_return(&gen));
+}
+
+/* The atomics agent is gone: every node whose atomics it ran is lost. */
+void cider_mn_agent_gone(void)
+{
+	struct cider_mn *mn;
+	unsigned long id;
+
+	mutex_lock(&cider_mns_lock);
+	xa_for_each(&cider_mns, id, mn)
+		if (mn->atomics == CIDER_MN_ATOMICS_AGENT)
+			cider_mn_lost(mn, -ENOTCONN);
+	mutex_unlock(&cider_mns_lock);
+}
+
 static struct cider_mn *cider_mn_alloc(const struct cider_attach *at,
 				       struct crypto_shash *key)
 {
@@ -498,6 +550,13 @@ static struct cider_mn *cider_mn_alloc(const struct cider_attach *at,
 	INIT_DELAYED_WORK(&mn->watchdog, cider_mn_watchdog);
 	cider_mn_set_addr(mn, at);
 	mn->key = key;
+	mn->atomics = at->flags & CIDER_ATTACH_ATOMICS_AGENT ? CIDER_MN_ATOMICS_AGENT :
+		      CIDER_MN_ATOMICS_KERNEL;
+	cider_agent_dest_init(&mn->agent);
+	mn->agent.cn_id = at->cn_id;
+	mn->agent.family = at->family;
+	mn->agent.port = at->port;
+	memcpy(mn->agent.addr, at->addr, sizeof(mn->agent.addr));
 	return mn;
 }
 
@@ -508,6 +567,8 @@ static void cider_mn_init_chans(struct cider_mn *mn)
 	unsigned int i;
 
 	snprintf(name, sizeof(name), "mn%u", mn->id);
+	mn->agent.mn_id = mn->id;
+	cider_mn_agent_renew(mn);
 	for (i = 0; i < mn->nr_chans; i++) {
 		cider_channel_init(&mn->chans[i], &cider_mn_chan_ops, mn, name,
 				   mn->cn_id, i);
@@ -605,9 +666,10 @@ static int cider_mn_probe_atomics(struct cider_mn *mn)
 	ret = cider_mn_run(mn, &mn->chans[0], b);
 	if (ret == -EINTR)
 		goto out;
-	if (ret == -EOPNOTSUPP || ret == -EINVAL) {
+	if ((ret == -EOPNOTSUPP || ret == -EINVAL) && mn->atomics == CIDER_MN_ATOMICS_KERNEL) {
 		pr_err("mn%u: %s refuses atomic operations posted from the kernel (%pe); CIDER needs 8-byte CAS and FAA\n",
 		       mn->id, mn->ibdev_name, ERR_PTR(ret));
+		mn->atomics_refused = true;
 		ret = -EOPNOTSUPP;
 		goto out;
 	}
@@ -683,7 +745,9 @@ static int cider_mn_probe(struct cider_mn *mn)
 {
 	int ret;
 
-	if (mn->ibdev->attrs.atomic_cap == IB_ATOMIC_NONE) {
+	mn->agent.region_size = mn->size;
+	if (mn->atomics == CIDER_MN_ATOMICS_KERNEL &&
+	    mn->ibdev->attrs.atomic_cap == IB_ATOMIC_NONE) {
 		pr_err("mn%u: %s reports no atomic operations; CIDER needs 8-byte CAS and FAA\n",
 		       mn->id, mn->ibdev_name);
 		return -EOPNOTSUPP;
@@ -839,6 +903,7 @@ static void cider_mn_recover_work(struct work_struct *work)
 	for (i = 0; i < mn->nr_chans; i++)
 		cider_channel_kill(&mn->chans[i], reason);
 	mutex_unlock(&mn->res_lock);
+	cider_agent_drain(&mn->agent);
 	mutex_lock(&mn->user_lock);
 	if (cider_mn_client)
 		cider_mn_client->quiesce(mn, reason);
@@ -962,6 +1027,7 @@ static int cider_mn_reconnect(struct cider_mn *mn)
 	ret = ret ?: cider_mn_same_node(mn);
 	if (ret)
 		return ret;
+	cider_mn_agent_renew(mn);
 	if (!cider_mn_set_state(mn, CIDER_MN_STATE_LIVE, 0))
 		return -ENOTCONN;	/* given up or torn down meanwhile */
 	/* The watchdog bounds the probes; heartbeats wait for the check. */
@@ -1020,7 +1086,8 @@ static void cider_mn_reconnect_work(struct work_struct *work)
  * region size in @at, listed; or -errno, nothing left.  The node owns
  * @key from here on, on failure too.
  */
-int cider_mn_attach(struct cider_attach *at, struct crypto_shash *key)
+static int cider_mn_attach_as(struct cider_attach *at, struct crypto_shash *key,
+			      bool *refused)
 {
 	unsigned long timeout = at->timeout_ms ?: CIDER_ATTACH_TIMEOUT_MS;
 	struct cider_mn *mn;
@@ -1045,17 +1112,39 @@ int cider_mn_attach(struct cider_attach *at, struct crypto_shash *key)
 	cider_mn_init_chans(mn);
 	ret = cider_mn_bring_up(mn, timeout);
 	if (ret) {
+		*refused = mn->atomics_refused;
 		cider_mn_teardown(mn, ret);
 		xa_erase(&cider_mns, mn->id);
 		cider_mn_put(mn);
 		return ret;
 	}
-	pr_info("mn%u: attached %pISpc via %s as cn %u: %u channels, region %llu bytes\n",
-		mn->id, &mn->addr, mn->ibdev_name, mn->cn_id, mn->nr_chans, mn->size);
+	pr_info("mn%u: attached %pISpc via %s as cn %u: %u channels, region %llu bytes%s\n",
+		mn->id, &mn->addr, mn->ibdev_name, mn->cn_id, mn->nr_chans, mn->size,
+		mn->atomics == CIDER_MN_ATOMICS_AGENT ? ", atomics through the agent" : "");
 	at->mn_id = mn->id;
 	at->nr_channels = mn->nr_chans;
 	at->region_size = mn->size;
 	return 0;
+}
+
+/*
+ * Attach as @at asks; without a choice of path for the atomics, a device
+ * that refuses the kernel's is tried again through the atomics agent,
+ * when one is registered (a store with a key cannot use it yet).
+ */
+int cider_mn_attach(struct cider_attach *at, struct crypto_shash *key)
+{
+	bool refused = false, keyed = key;
+	int ret;
+
+	ret = cider_mn_attach_as(at, key, &refused);
+	if (ret != -EOPNOTSUPP || !refused || keyed || at->flags || !cider_agent_registered())
+		return ret;
+	pr_info("the device refuses the kernel's atomics: attaching through the atomics agent\n");
+	at->flags |= CIDER_ATTACH_ATOMICS_AGENT;
+	ret = cider_mn_attach_as(at, NULL, &refused);
+	at->flags &= ~CIDER_ATTACH_ATOMICS_AGENT;
+	return ret;
 }
 
 /*

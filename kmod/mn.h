@@ -11,6 +11,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
+#include "agent.h"
 #include "member.h"
 #include "transport.h"
 #include "vocab.h"
@@ -74,6 +75,13 @@ struct cider_mn {
 	struct work_struct recover_work;	/* lost: stop, drain, end, free */
 	struct delayed_work reconnect_work;	/* then connect again, and again */
 	struct delayed_work watchdog;
+	/*
+	 * Where its atomics go (CIDER_MN_ATOMICS_*, set at attach): the
+	 * agent's batches hold one (agent.h).
+	 */
+	u32 atomics;
+	bool atomics_refused;		/* the device refused the kernel's */
+	struct cider_agent_dest agent;
 	struct dentry *debugfs;
 	struct dentry *debugfs_kv;	/* mnN-kv: operations by state */
 	struct dentry *debugfs_peer;	/* mnN-peer: inject a peer message */
@@ -156,6 +164,8 @@ const char *cider_mn_state_name(enum cider_mn_state s);
 struct cider_mn *cider_mn_get(u32 id);
 void cider_mn_put(struct cider_mn *mn);
 bool cider_mn_lost(struct cider_mn *mn, int reason);
+void cider_mn_agent_gone(void);
+void cider_mn_post(struct cider_mn *mn, struct cider_channel *ch, struct cider_batch *b);
 struct cider_channel *cider_mn_channel(struct cider_mn *mn);
 void cider_mn_submit(struct cider_mn *mn, struct cider_channel *ch,
 		     struct cider_batch *b);

@@ -20,8 +20,10 @@
 
 static int cider_attach_check(const struct cider_attach *at)
 {
-	if (at->flags || at->reserved0 || at->reserved1 ||
-	    memchr_inv(at->reserved, 0, sizeof(at->reserved)))
+	const u32 both = CIDER_ATTACH_ATOMICS_KERNEL | CIDER_ATTACH_ATOMICS_AGENT;
+
+	if ((at->flags & ~both) || (at->flags & both) == both || at->reserved0 ||
+	    at->reserved1 || memchr_inv(at->reserved, 0, sizeof(at->reserved)))
 		return -EINVAL;
 	if (at->cn_id > CIDER_MAX_CN_ID || !at->port ||
 	    at->timeout_ms > CIDER_ATTACH_MAX_TIMEOUT_MS)
@@ -46,6 +48,13 @@ long cider_ioctl_attach(void __user *uarg, unsigned int cmd)
 	ret = ret ?: cider_attach_check(&at);
 	if (ret)
 		return ret;
+	if (at.flags & CIDER_ATTACH_ATOMICS_AGENT) {
+		/* The agent cannot prove the store's key on its connections yet. */
+		if (at.key)
+			return -EOPNOTSUPP;
+		if (!cider_agent_registered())
+			return -ENXIO;
+	}
 	if (at.key) {
 		key = cider_key_new(u64_to_user_ptr(at.key), at.key_len);
 		if (IS_ERR(key))
@@ -112,6 +121,7 @@ static void cider_mn_info_fill(const struct cider_mn *mn, void *arg)
 	mi->reconnect_attempts = READ_ONCE(mn->reconnect_attempts);
 	mi->lost_reason = READ_ONCE(mn->lost_reason);
 	mi->last_reason = READ_ONCE(mn->last_reason);
+	mi->atomics = mn->atomics;
 }
 
 long cider_ioctl_mn_info(void __user *uarg, unsigned int cmd)
@@ -123,7 +133,7 @@ long cider_ioctl_mn_info(void __user *uarg, unsigned int cmd)
 	ret = cider_uargs_in(&mi, sizeof(mi), CIDER_MN_INFO_SIZE_VER0, uarg, cmd);
 	if (ret)
 		return ret;
-	if (memchr_inv(mi.reserved, 0, sizeof(mi.reserved)))
+	if (memchr_inv(mi.reserved, 0, sizeof(mi.reserved)) || mi.reserved2)
 		return -EINVAL;
 	id = mi.mn_id;
 	memset(&mi, 0, sizeof(mi));

@@ -86,6 +86,10 @@ static void cider_mn_stats_node(struct cider_mn *mn, struct cider_stats_out *o)
 	cider_stat_put(o, "chan_canceled", t.s.canceled);
 	cider_stat_put(o, "chan_keepalives", t.s.keepalives);
 	cider_stat_put(o, "chan_heartbeats", t.s.heartbeats);
+	/* Batches holding an atomic of a node in agent mode: not on a channel. */
+	cider_stat_put(o, "agent_batches", atomic64_read(&mn->agent.batches));
+	cider_stat_put(o, "agent_verbs", atomic64_read(&mn->agent.verbs));
+	cider_stat_put(o, "agent_failed", atomic64_read(&mn->agent.failed));
 }
 
 int cider_mn_stats_collect(struct cider_mn *mn, struct cider_stats_out *o)

@@ -32,6 +32,7 @@
 #include "core/layout.h"
 #include "vocab.h"
 
+struct cider_agent_dest;
 struct cider_batch;
 struct cider_channel;
 struct crypto_shash;
@@ -127,6 +128,7 @@ struct cider_wr {
 	u32 buf_off;		/* of this WR's bytes in the batch buffer */
 	bool ext;		/* its bytes are in its owner's mapped buffer: */
 	u64 ext_dma;		/* at this DMA address (cider_batch_ext) */
+	void *ext_cpu;		/* and here (the atomics agent copies them) */
 };
 
 struct cider_batch {
@@ -147,6 +149,7 @@ struct cider_batch {
 	/* The owner's, called by the last put before the batch is freed. */
 	void (*release)(struct cider_batch *b);
 	void *priv;		/* the owner's */
+	struct cider_agent_dest *agent;	/* on the agent path: its node (agent.h) */
 	bool keepalive;		/* a liveness READ (counted apart) */
 	bool probe;		/* checks a node not yet verified (mn.h: verified) */
 	bool heartbeat;		/* a membership heartbeat (counted apart) */
@@ -182,7 +185,7 @@ void cider_batch_read(struct cider_batch *b, unsigned int i, u64 remote, u32 len
 void cider_batch_write(struct cider_batch *b, unsigned int i, u64 remote, u32 len, u32 off);
 void cider_batch_cas(struct cider_batch *b, unsigned int i, u64 remote, u64 cmp, u64 swp, u32 off);
 void cider_batch_faa(struct cider_batch *b, unsigned int i, u64 remote, u64 add, u32 off);
-void cider_batch_ext(struct cider_batch *b, unsigned int i, u64 dma);
+void cider_batch_ext(struct cider_batch *b, unsigned int i, u64 dma, void *cpu);
 int cider_batch_map(struct cider_batch *b, struct cider_channel *ch, u64 base, u32 rkey);
 int cider_batch_premap(struct cider_batch *b, struct ib_device *dev);
 void cider_batch_unpremap(struct cider_batch *b);

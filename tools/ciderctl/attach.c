@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +35,8 @@ static const char *attach_error(int ret)
 	case -ENOKEY:
 		return "the memory node did not prove it holds the key (it runs without "
 		       "--key-file, or with another key)";
+	case -ENXIO:
+		return "no atomics agent is registered (start cider-agentd)";
 	}
 	return cider_strerror(ret);
 }
@@ -45,6 +48,20 @@ static int attach_status(int ret)
 	       ret == -ENOKEY || ret == -EADDRINUSE || ret == -EPROTO ||
 	       ret == -EOPNOTSUPP || ret == -EPERM || ret == -ENOTTY ?
 	       EXIT_REFUSED : EXIT_UNAVAILABLE;
+}
+
+/* atomics auto|kernel|agent: where the node's atomic verbs go. */
+static int parse_atomics(const char *val, unsigned int *out)
+{
+	if (!strcmp(val, "auto"))
+		*out = 0;
+	else if (!strcmp(val, "kernel"))
+		*out = CIDER_ATTACH_ATOMICS_KERNEL;
+	else if (!strcmp(val, "agent"))
+		*out = CIDER_ATTACH_ATOMICS_AGENT;
+	else
+		return -1;
+	return 0;
 }
 
 int attach_opt(const char *word, const char *val, struct attach_opts *o)
@@ -59,6 +76,8 @@ int attach_opt(const char *word, const char *val, struct attach_opts *o)
 		o->key_file = val;
 		return 0;
 	}
+	if (!strcmp(word, "atomics"))
+		return parse_atomics(val, &o->atomics);
 	return -1;
 }
 
@@ -132,6 +151,29 @@ int resolve_addr(const char *in, char *out, size_t len, bool later)
 	return 0;
 }
 
+/*
+ * With a choice of path for the atomics (CIDER_FEAT_AGENT), which libcider
+ * does not offer: the ioctl itself.  No key: the agent cannot prove one.
+ */
+static int attach_flags(int fd, const char *addr, const struct attach_opts *o,
+			struct cider_attach *at)
+{
+	if (o->key_file) {
+		fprintf(stderr, "ciderctl: attach: atomics %s and key-file: the atomics agent "
+			"cannot prove a store's key yet\n",
+			o->atomics == CIDER_ATTACH_ATOMICS_AGENT ? "agent" : "kernel");
+		return 2;
+	}
+	memset(at, 0, sizeof(*at));
+	at->size = sizeof(*at);
+	if (cider_parse_addr(addr, at))
+		return -EINVAL;
+	at->cn_id = o->cn;
+	at->timeout_ms = o->timeout_ms;
+	at->flags = o->atomics;
+	return ioctl(fd, CIDER_IOC_ATTACH, at) < 0 ? -errno : 0;
+}
+
 /* Attach @addr (numeric) with @o: 0 or -errno, or 2 for a bad key file. */
 static int attach(int fd, const char *addr, const struct attach_opts *o,
 		  struct cider_attach *at)
@@ -142,6 +184,8 @@ static int attach(int fd, const char *addr, const struct attach_opts *o,
 	size_t len = 0;
 	int ret;
 
+	if (o->atomics)
+		return attach_flags(fd, addr, o, at);
 	if (!o->key_file)
 		return cider_attach(fd, addr, o->cn, o->timeout_ms, at);
 	if (cider_key_load(o->key_file, key, &len, err, sizeof(err))) {
@@ -194,14 +238,14 @@ int cmd_attach(int argc, char **argv)
 		return attach_all(argc - 1, argv + 1);
 	if (argc < 1 || argc % 2 == 0) {
 		fprintf(stderr, "ciderctl: usage: attach ADDR:PORT [cn ID] [timeout MS] "
-			"[key-file FILE], or attach --all\n");
+			"[key-file FILE] [atomics auto|kernel|agent], or attach --all\n");
 		return EXIT_USAGE;
 	}
 	for (i = 1; i < argc; i += 2) {
 		if (attach_opt(argv[i], argv[i + 1], &o)) {
 			fprintf(stderr, "ciderctl: attach: bad '%s %s' (cn 0..%d, timeout 0..%d ms, "
-				"key-file FILE)\n", argv[i], argv[i + 1], CIDER_MAX_CN_ID,
-				CIDER_ATTACH_MAX_TIMEOUT_MS);
+				"key-file FILE, atomics auto|kernel|agent)\n", argv[i], argv[i + 1],
+				CIDER_MAX_CN_ID, CIDER_ATTACH_MAX_TIMEOUT_MS);
 			return EXIT_USAGE;
 		}
 	}

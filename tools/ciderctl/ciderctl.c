@@ -243,6 +243,12 @@ static const char *mn_state_name(unsigned int state)
 }
 
 /* A node that was ever lost: how often it came back, and why it went. */
+/* Which path a node's atomics take (0: a module from before the agent). */
+static const char *atomics_name(unsigned int a)
+{
+	return a == CIDER_MN_ATOMICS_AGENT ? "agent" : "kernel";
+}
+
 static void print_reconnects(const struct cider_mn_info *mi)
 {
 	if (!mi->lost_reason && !mi->reconnect_attempts)
@@ -286,6 +292,7 @@ static int cmd_status(int argc, char **argv)
 			       (unsigned long long)mi.cn_incarnation, mi.reconnects,
 			       mi.reconnect_attempts, mi.lost_reason, mi.last_reason);
 			json_str(mi.ibdev);
+			printf(",\"atomics\":\"%s\"", atomics_name(mi.atomics));
 			printf(",\"channels\":%u,\"region_size\":%llu,\"layout\":%u,"
 			       "\"store\":{\"index\":\"%s\",\"mode\":\"%s\",\"keys\":%llu,"
 			       "\"max_key\":%u,\"max_value\":%u}}",
@@ -295,7 +302,7 @@ static int cmd_status(int argc, char **argv)
 			       (unsigned long long)mi.store_keys, mi.max_key_len, mi.max_value_len);
 		} else {
 			printf("mn%u: %s %s%s%s%s cn %u%s dev %s channels %u region %llu layout %u\n"
-			       "     store: %s index, %s mode, %llu keys\n",
+			       "     store: %s index, %s mode, %llu keys; atomics: %s\n",
 			       mi.mn_id, addr, mn_state_name(mi.state),
 			       dead ? " (" : "", dead ? strerror(-mi.dead_reason) : "",
 			       dead ? ")" : "",
@@ -303,7 +310,7 @@ static int cmd_status(int argc, char **argv)
 			       mi.nr_channels,
 			       (unsigned long long)mi.region_size, mi.layout_version,
 			       store_index_name(mi.store_index), store_mode_name(mi.store_mode),
-			       (unsigned long long)mi.store_keys);
+			       (unsigned long long)mi.store_keys, atomics_name(mi.atomics));
 			print_reconnects(&mi);
 		}
 		n++;

@@ -18,6 +18,7 @@ struct attach_opts {
 	unsigned int cn;
 	unsigned int timeout_ms;
 	const char *key_file;
+	unsigned int atomics;	/* CIDER_ATTACH_ATOMICS_*, 0: auto */
 	bool cn_allowed;	/* the command line's; cn.conf says it once */
 };
 

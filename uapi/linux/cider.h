@@ -104,6 +104,13 @@ struct cider_ibdev_info {
 #define CIDER_FEAT_STATS	_BITULL(8)
 /* CIDER_KV_SCAN, ioctl and io_uring. */
 #define CIDER_FEAT_KV_SCAN	_BITULL(9)
+/*
+ * The atomics agent (CIDER_IOC_AGENT_REGISTER, below): a memory node whose
+ * RDMA device refuses atomics posted from the kernel (upstream mlx5)
+ * runs them through a user-space process; cider_attach.flags choose,
+ * cider_mn_info.atomics says which path a node's atomics take.
+ */
+#define CIDER_FEAT_AGENT	_BITULL(10)
 #define CIDER_FEAT_V0		(CIDER_FEAT_RAW | CIDER_FEAT_KV_ARRAY | \
 				 CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING)
 
@@ -160,9 +167,20 @@ struct cider_info {
 #define CIDER_ATTACH_TIMEOUT_MS	5000	/* when timeout_ms is 0 */
 #define CIDER_ATTACH_MAX_TIMEOUT_MS 60000
 
+/*
+ * cider_attach.flags (CIDER_FEAT_AGENT): where the node's atomics go.
+ * Neither: the kernel's own verbs, and when the device refuses them
+ * (EOPNOTSUPP) and an agent is registered, the agent.  KERNEL: only the
+ * kernel's (EOPNOTSUPP on such a device).  AGENT: every batch holding an
+ * atomic goes through the agent whole (ENXIO: no agent registered).  A
+ * store with a key cannot use the agent yet (EOPNOTSUPP).
+ */
+#define CIDER_ATTACH_ATOMICS_KERNEL	0x1U
+#define CIDER_ATTACH_ATOMICS_AGENT	0x2U
+
 struct cider_attach {
 	__u32 size;
-	__u32 flags;			/* must be 0 */
+	__u32 flags;			/* CIDER_ATTACH_* (0 before CIDER_FEAT_AGENT) */
 	__u32 cn_id;			/* this compute node, <= CIDER_MAX_CN_ID */
 	__u16 family;			/* AF_INET or AF_INET6 */
 	__u16 port;			/* host byte order, non-zero */
@@ -257,7 +275,14 @@ struct cider_mn_info {
 	__u32 reconnect_attempts;	/* out: connects tried while it was lost */
 	__s32 lost_reason;		/* out: -errno it was last lost for (0: never) */
 	__s32 last_reason;		/* out: that, or its last attempt's -errno */
+	/* CIDER_FEAT_AGENT */
+	__u32 atomics;			/* out: CIDER_MN_ATOMICS_* */
+	__u32 reserved2;
 };
+
+/* cider_mn_info.atomics: which path the node's atomic verbs take */
+#define CIDER_MN_ATOMICS_KERNEL	1
+#define CIDER_MN_ATOMICS_AGENT	2
 
 #define CIDER_MN_INFO_SIZE_VER0	152
 #define CIDER_IOC_MN_INFO	_IOWR(CIDER_IOC_MAGIC, 0x03, struct cider_mn_info)
@@ -490,5 +515,110 @@ struct cider_kv_scan_rec {
 #define CIDER_KV_SCAN_MIN_BUF	CIDER_KV_SCAN_REC_SIZE(CIDER_KV_MAX_KEY)
 #define CIDER_KV_SCAN_MAX_COUNT	16384U
 #define CIDER_IOC_KV		_IOWR(CIDER_IOC_MAGIC, 0x20, struct cider_kv_cmd)
+
+/*
+ * The atomics agent (CIDER_FEAT_AGENT; cider-agentd(8)), after ublk's
+ * fetch and commit: one process per compute node registers an open file
+ * of the device (CIDER_IOC_AGENT_REGISTER, CAP_SYS_ADMIN; EBUSY while
+ * another is registered) with nr_tags tags, each a buffer of buf_len
+ * bytes in the agent's memory.  It then queues, on an io_uring of that
+ * file, one CIDER_URING_AGENT_FETCH per tag; the module completes a
+ * fetch when it has a batch of verbs for the agent, which it writes to
+ * the tag's buffer (CQE res: the request's length, or -errno: ENODEV the
+ * agent was unregistered because it stalled past op_timeout_ms or the
+ * module is going; the agent then exits).  The agent runs the request's
+ * verbs on its own connections to the memory node, in order on one
+ * queue pair, writes a struct cider_agent_res to the buffer and queues
+ * CIDER_URING_AGENT_COMMIT for the tag, which commits the result and
+ * fetches the next request.  The agent is gone when its file is closed
+ * or its task exits: the batches it holds end as if their channel had
+ * failed (WRITEs and atomics "outcome unknown", READs not executed) and
+ * every node whose atomics it carried is lost.
+ */
+#define CIDER_AGENT_MAX_TAGS	64
+#define CIDER_AGENT_MIN_BUF	(256U << 10)	/* the largest batch fits */
+#define CIDER_AGENT_MAX_BUF	(16U << 20)
+
+struct cider_agent_reg {
+	__u32 size;
+	__u32 flags;			/* 0 */
+	__u32 nr_tags;			/* 1..CIDER_AGENT_MAX_TAGS */
+	__u32 buf_len;			/* CIDER_AGENT_MIN_BUF..CIDER_AGENT_MAX_BUF */
+	__u64 reserved[2];		/* 0 */
+};
+
+#define CIDER_AGENT_REG_SIZE_VER0	32
+#define CIDER_IOC_AGENT_REGISTER	_IOW(CIDER_IOC_MAGIC, 0x30, struct cider_agent_reg)
+
+/* In the SQE's command area of the two commands below. */
+struct cider_agent_cmd {
+	__u32 size;
+	__u32 tag;			/* 0..nr_tags - 1 */
+	__u64 buf;			/* the tag's buffer, buf_len bytes, 8-aligned */
+	__u64 reserved[2];		/* 0 */
+};
+
+#define CIDER_AGENT_CMD_SIZE_VER0	32
+/* Wait for the tag's first request (the tag must be idle: else EBUSY). */
+#define CIDER_URING_AGENT_FETCH		_IOW(CIDER_IOC_MAGIC, 0x31, struct cider_agent_cmd)
+/* The tag's request is done, its result in buf: commit it, fetch the next. */
+#define CIDER_URING_AGENT_COMMIT	_IOW(CIDER_IOC_MAGIC, 0x32, struct cider_agent_cmd)
+
+/* cider_agent_wr.op */
+#define CIDER_AGENT_READ	1
+#define CIDER_AGENT_WRITE	2
+#define CIDER_AGENT_CAS		3	/* 8 bytes: compare_add, then swap */
+#define CIDER_AGENT_FAA		4	/* 8 bytes: add compare_add */
+
+struct cider_agent_wr {
+	__u8 op;			/* CIDER_AGENT_* */
+	__u8 reserved[3];
+	__u32 len;			/* bytes; 8 for CAS and FAA */
+	__u64 offset;			/* in the node's region */
+	__u64 compare_add;
+	__u64 swap;
+};
+
+/*
+ * A request in the tag's buffer: the header, nr verbs, then the bytes of
+ * the WRITEs in their order, each padded to 8.  The agent connects to
+ * (family, addr, port) as compute node cn_id when it holds no connection
+ * for (mn_id, generation) yet, and drops one of an older generation.
+ */
+#define CIDER_AGENT_REQ_BATCH	1
+
+struct cider_agent_req {
+	__u32 type;			/* CIDER_AGENT_REQ_* */
+	__u32 mn_id;
+	__u32 generation;		/* of the node's attach */
+	__u32 nr;			/* verbs */
+	__u32 cn_id;
+	__u16 family;			/* AF_INET or AF_INET6 */
+	__u16 port;			/* host byte order */
+	__u8 addr[16];
+	__u64 region_size;		/* the size the node's hello must say */
+	struct cider_agent_wr wr[];
+};
+
+/*
+ * The result the agent writes over the request before committing: the
+ * header, nr statuses, then the bytes of the READs in their order, each
+ * padded to 8.  A verb's status: 0 done (an atomic's old value in
+ * value, little-endian as the node stores it); -ECOMM a WRITE or atomic
+ * that may or may not have executed; any other -errno: not executed.
+ * status: 0, or the batch's -errno when no verb ran (e.g. -ECONNREFUSED).
+ */
+struct cider_agent_wr_res {
+	__s32 status;
+	__u32 reserved;
+	__u64 value;
+};
+
+struct cider_agent_res {
+	__s32 status;
+	__u32 nr;			/* the request's */
+	__u64 reserved;			/* 0 */
+	struct cider_agent_wr_res wr[];
+};
 
 #endif /* _UAPI_LINUX_CIDER_H */
