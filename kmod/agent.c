@@ -34,6 +34,7 @@
 #include "agent.h"
 #include "cider.h"
 #include "compat.h"
+#include "fault.h"
 #include "mn.h"
 #include "params.h"
 #include "transport.h"
@@ -341,9 +342,11 @@ static struct cider_batch *cider_agent_next(struct cider_agent *a, struct cider_
 static ssize_t cider_agent_hand(struct cider_agent *a, struct cider_agent_tag *t,
 				struct cider_batch *b, u64 ubuf)
 {
-	ssize_t len = cider_agent_copy_out(a, b, ubuf);
+	ssize_t len;
 	bool dead;
 
+	cider_fault_agent_delay();
+	len = cider_agent_copy_out(a, b, ubuf);
 	spin_lock_irq(&a->lock);
 	dead = a->dead;
 	if (len >= 0 && !dead) {

@@ -23,6 +23,7 @@ static s64 cider_fault_hello_delta;
 static u32 cider_fault_cm_delay_ms;
 static u32 cider_fault_remove_delay_ms;
 static u32 cider_fault_store_delay_ms;
+static u32 cider_fault_agent_delay_ms;
 static atomic_t cider_fault_kv_stall_n = ATOMIC_INIT(0);
 static atomic_t cider_fault_break_qps = ATOMIC_INIT(0);
 
@@ -42,6 +43,7 @@ void cider_fault_init(struct dentry *root)
 	debugfs_create_u32("cm_delay_ms", 0600, dir, &cider_fault_cm_delay_ms);
 	debugfs_create_u32("remove_delay_ms", 0600, dir, &cider_fault_remove_delay_ms);
 	debugfs_create_u32("store_delay_ms", 0600, dir, &cider_fault_store_delay_ms);
+	debugfs_create_u32("agent_delay_ms", 0600, dir, &cider_fault_agent_delay_ms);
 	debugfs_create_atomic_t("kv_stall", 0600, dir, &cider_fault_kv_stall_n);
 	debugfs_create_atomic_t("break_qps", 0600, dir, &cider_fault_break_qps);
 }
@@ -173,6 +175,14 @@ void cider_fault_remove_delay(void)
 void cider_fault_store_delay(void)
 {
 	u32 ms = READ_ONCE(cider_fault_store_delay_ms);
+
+	if (unlikely(ms))
+		msleep(ms);
+}
+
+void cider_fault_agent_delay(void)
+{
+	u32 ms = READ_ONCE(cider_fault_agent_delay_ms);
 
 	if (unlikely(ms))
 		msleep(ms);

@@ -40,6 +40,10 @@
  *	device, before it checks that nothing uses the device any more, and
  *	an attach sleeps while it builds the node's KV store (a shard
  *	allocated, not yet set up), where the node can be lost
+ *   agent_delay_ms
+ *	each batch for the atomics agent waits this long in the agent's task
+ *	before it is handed out: the agent path runs late against the
+ *	kernel's channels, to show no order the core relies on spans the two
  *   kv_stall
  *	the next kv_stall verb batches a KV store's core asks to post are
  *	dropped, neither posted nor failed, as a lost wake-up or a lost
@@ -74,6 +78,7 @@ s64 cider_fault_hello_size_delta(void);
 void cider_fault_cm_delay(void);
 void cider_fault_remove_delay(void);
 void cider_fault_store_delay(void);
+void cider_fault_agent_delay(void);
 bool cider_fault_kv_stall(void);
 #else
 static inline void cider_fault_init(struct dentry *root) { }
@@ -96,6 +101,7 @@ static inline s64 cider_fault_hello_size_delta(void) { return 0; }
 static inline void cider_fault_cm_delay(void) { }
 static inline void cider_fault_remove_delay(void) { }
 static inline void cider_fault_store_delay(void) { }
+static inline void cider_fault_agent_delay(void) { }
 static inline bool cider_fault_kv_stall(void) { return false; }
 #endif
 

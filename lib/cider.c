@@ -63,7 +63,7 @@ unsigned long long cider_features(const struct cider_info *info)
 
 static const char *const cider_feature_names[] = {
 	"ext-args", "raw", "kv-array", "kv-hash", "kv-uring", "members", "reconnect", "key",
-	"stats", "kv-scan",
+	"stats", "kv-scan", "agent",
 };
 
 const char *cider_feature_name(unsigned int bit)

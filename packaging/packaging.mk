@@ -2,7 +2,7 @@
 # Installation, man pages, DKMS and Debian packages (included by Makefile;
 # Documentation/install.rst).
 #   make install [DESTDIR=...] [PREFIX=/usr/local]   user space, man pages,
-#                          udev rule, systemd unit, examples
+#                          udev rule, systemd units, examples
 #   make install-dkms      cider.ko's source under /usr/src/cider-VERSION
 #   make man               the man pages, into build/man
 #   make man-check         they render without warnings, --help agrees
@@ -43,7 +43,8 @@ SUBST = sed -e 's|@VERSION@|$(CIDER_VER)|g' -e 's|@PREFIX@|$(PREFIX)|g' \
 	-e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
 	-e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	-e 's|@DOCDIR@|$(DOCDIR)|g'
-INSTALLED_TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench
+INSTALLED_TOOLS := tools/ciderctl/ciderctl tools/cider-memd/cider-memd tools/cider-bench/cider-bench \
+	tools/cider-agentd/cider-agentd
 
 .PHONY: dist-build install install-lib install-tools install-man install-system install-python install-dkms \
 	libs man man-check deb packaging-check
@@ -65,6 +66,10 @@ build/cider-memd@.service: packaging/cider-memd@.service.in VERSION FORCE
 	$(SUBST) $< > $@.tmp && mv $@.tmp $@
 
 build/cider-attach.service: packaging/cider-attach.service.in VERSION FORCE
+	@mkdir -p build
+	$(SUBST) $< > $@.tmp && mv $@.tmp $@
+
+build/cider-agentd.service: packaging/cider-agentd.service.in VERSION FORCE
 	@mkdir -p build
 	$(SUBST) $< > $@.tmp && mv $@.tmp $@
 
@@ -95,7 +100,7 @@ man-check: man $(INSTALLED_TOOLS)
 
 # What the Debian build compiles (no module: DKMS builds it where installed).
 dist-build: libs man $(INSTALLED_TOOLS) build/cider-memd@.service build/cider-attach.service \
-		build/dkms.conf
+		build/cider-agentd.service build/dkms.conf
 
 install-lib: libs
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/cider/linux
@@ -109,10 +114,12 @@ install-lib: libs
 
 install-tools: $(INSTALLED_TOOLS)
 	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(COMPLETIONDIR)
-	$(INSTALL) -m 755 tools/ciderctl/ciderctl tools/cider-memd/cider-memd $(DESTDIR)$(SBINDIR)/
+	$(INSTALL) -m 755 tools/ciderctl/ciderctl tools/cider-memd/cider-memd \
+		tools/cider-agentd/cider-agentd $(DESTDIR)$(SBINDIR)/
 	$(INSTALL) -m 755 tools/cider-bench/cider-bench $(DESTDIR)$(BINDIR)/
 	$(INSTALL) -m 644 packaging/bash-completion/ciderctl packaging/bash-completion/cider-memd \
-		packaging/bash-completion/cider-bench $(DESTDIR)$(COMPLETIONDIR)/
+		packaging/bash-completion/cider-bench packaging/bash-completion/cider-agentd \
+		$(DESTDIR)$(COMPLETIONDIR)/
 
 install-man: man
 	set -e; for p in $(MAN_PAGES); do \
@@ -121,12 +128,12 @@ install-man: man
 	done
 	set -e; for f in $(LIBCIDER_FUNCS); do ln -sf libcider.3 $(DESTDIR)$(MANDIR)/man3/$$f.3; done
 
-install-system: build/cider-memd@.service build/cider-attach.service
+install-system: build/cider-memd@.service build/cider-attach.service build/cider-agentd.service
 	$(INSTALL) -d $(DESTDIR)$(UDEVDIR)/rules.d $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/cider $(DESTDIR)$(DOCDIR)/examples
 	$(INSTALL) -m 644 packaging/60-cider.rules $(DESTDIR)$(UDEVDIR)/rules.d/
 	$(INSTALL) -m 644 build/cider-memd@.service build/cider-attach.service \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/
+		build/cider-agentd.service $(DESTDIR)$(SYSTEMDUNITDIR)/
 	$(INSTALL) -m 644 packaging/memd-default.conf packaging/cn.conf $(DESTDIR)$(SYSCONFDIR)/cider/
 	$(INSTALL) -m 644 packaging/modprobe.d-cider.conf $(DESTDIR)$(DOCDIR)/examples/modprobe.d-cider.conf
 	$(INSTALL) -m 644 packaging/modules-load.d-cider.conf $(DESTDIR)$(DOCDIR)/examples/modules-load.d-cider.conf
@@ -155,5 +162,6 @@ deb:
 # What make check runs on the host: the unit is accepted by
 # systemd-analyze verify, the udev rule by udevadm, the library exports
 # exactly its version script.
-packaging-check: libs build/cider-memd@.service build/cider-attach.service
+packaging-check: libs build/cider-memd@.service build/cider-attach.service \
+		build/cider-agentd.service
 	packaging/packaging-check

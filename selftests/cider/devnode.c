@@ -176,7 +176,7 @@ TEST_F(dev, info_reports_what_the_module_can_do)
 	const unsigned long long want = CIDER_FEAT_EXT_ARGS | CIDER_FEAT_RAW | CIDER_FEAT_KV_ARRAY |
 					CIDER_FEAT_KV_HASH | CIDER_FEAT_KV_URING | CIDER_FEAT_MEMBERS |
 					CIDER_FEAT_RECONNECT | CIDER_FEAT_KEY | CIDER_FEAT_STATS |
-					CIDER_FEAT_KV_SCAN;
+					CIDER_FEAT_KV_SCAN | CIDER_FEAT_AGENT;
 
 	ASSERT_EQ(0, xioctl(self->fd, CIDER_IOC_GET_INFO, &self->info));
 	ASSERT_EQ(want, self->info.features);
@@ -187,6 +187,7 @@ TEST_F(dev, info_reports_what_the_module_can_do)
 	ASSERT_STREQ("key", cider_feature_name(7));
 	ASSERT_STREQ("stats", cider_feature_name(8));
 	ASSERT_STREQ("kv-scan", cider_feature_name(9));
+	ASSERT_STREQ("agent", cider_feature_name(10));
 	ASSERT_EQ(NULL, cider_feature_name(63));
 	/* Features are an output: on input they are a reserved word. */
 	info_init(&self->info);

@@ -30,6 +30,8 @@ struct agent_opts opt = {
 	.tags = 8,
 	.buf_len = 1U << 20,
 	.device = "/dev/cider",
+	/* A busy-polling daemon would keep a CPU of every compute node busy. */
+	.events = true,
 };
 
 static struct io_uring ring;
@@ -62,7 +64,9 @@ static void usage(FILE *f)
 "  --tags N            requests in flight, 1..%u (default 8)\n"
 "  --buf-size BYTES    each request's buffer, %uK..%uM, K and M suffixes\n"
 "                      (default 1M)\n"
-"  --events            wait for completions by event, not by busy polling\n"
+"  --events            wait for completions by event (the default)\n"
+"  --busy-poll         poll for completions without sleeping: lower latency,\n"
+"                      one CPU kept busy (for a core set aside for it)\n"
 "  --device PATH       the device (default /dev/cider)\n"
 "  --pid-file PATH     write the process id to PATH\n"
 "  --verbose           log each batch and connection event\n"
@@ -84,6 +88,7 @@ static int parse_args(int argc, char **argv)
 		{ "tags", required_argument, NULL, 't' },
 		{ "buf-size", required_argument, NULL, 'b' },
 		{ "events", no_argument, NULL, 'e' },
+		{ "busy-poll", no_argument, NULL, 'P' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "pid-file", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -94,7 +99,7 @@ static int parse_args(int argc, char **argv)
 	char err[128];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "t:b:ed:p:vhV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:b:ePd:p:vhV", lo, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (cider_num_parse_uint(optarg, 1, CIDER_AGENT_MAX_TAGS, 0, &opt.tags,
@@ -107,6 +112,7 @@ static int parse_args(int argc, char **argv)
 				return bad_num("--buf-size", err);
 			break;
 		case 'e': opt.events = true; break;
+		case 'P': opt.events = false; break;
 		case 'd': opt.device = optarg; break;
 		case 'p': opt.pid_file = optarg; break;
 		case 'v': opt.verbose = true; break;
@@ -317,7 +323,7 @@ int main(int argc, char **argv)
 	if (opt.pid_file && write_pid_file())
 		return 1;
 	logmsg("registered: %u tags of %u bytes, %s", opt.tags, opt.buf_len,
-	       opt.events ? "events" : "polling");
+	       opt.events ? "events" : "busy polling");
 	ret = serve(sfd);
 	conn_drop_all();
 	/* Closing the device unregisters the agent; its held batches end. */

@@ -795,8 +795,10 @@ int cmd_kv(int argc, char **argv)
 		goto out;
 	}
 	kv_read_counters(mi.mn_id, &c0);
+	bench_read_paths(fd, mi.mn_id, &c0.paths);
 	ret = kv_phase_run(w, 1, &secs, mi.mn_id, &samp);
 	kv_read_counters(mi.mn_id, &c1);
+	bench_read_paths(fd, mi.mn_id, &c1.paths);
 	c1.samples = samp.samples;
 	c1.running = samp.running;
 	c1.verbs_out = samp.verbs_out;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bench.h"
 #include "cider.h"
 #include "lathist.h"
 #include "pace.h"
@@ -97,6 +98,8 @@ struct kv_counters {
 	unsigned long long gets, cache_hits, cache_refreshes, lease_waits, lease_expired;
 	/* Sums over samples of the module's slots: running, and of those with verbs out. */
 	unsigned long long samples, running, verbs_out;
+	/* The node's verbs by path (CIDER_IOC_MN_STATS): the kernel's QPs or the atomics agent. */
+	struct bench_paths paths;
 };
 
 int kv_res_class(int res);

@@ -350,6 +350,13 @@ static const char *kv_errname(unsigned int e)
 	}
 }
 
+/* The path the node's atomics take (cider_mn_info.atomics), or NULL: a module that does not say. */
+static const char *kv_atomics(const struct cider_mn_info *mi)
+{
+	return mi->atomics == CIDER_MN_ATOMICS_KERNEL ? "kernel" :
+	       mi->atomics == CIDER_MN_ATOMICS_AGENT ? "agent" : NULL;
+}
+
 static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *s, double secs,
 			   const struct kv_counters *d, const char *mode, const char *zipf)
 {
@@ -358,8 +365,11 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 	struct lh_summary m;
 
 	lh_summarize(&s->lat[KV_LAT_ALL], &m);
-	printf("{\"bench\":\"kv\",\"index\":\"%s\",\"mode\":\"%s\",\"device\":",
+	printf("{\"bench\":\"kv\",\"index\":\"%s\",\"mode\":\"%s\",",
 	       mi->store_index == CIDER_STORE_HASH ? "hash" : "array", mode);
+	if (kv_atomics(mi))
+		printf("\"atomics\":\"%s\",", kv_atomics(mi));
+	printf("\"device\":");
 	cider_json_str(stdout, mi->ibdev, strlen(mi->ibdev));
 	printf(",\"cns\":1,"
 	       "\"threads\":%u,\"depth\":%u,\"clients\":%u,\"api\":\"%s\",\"workload\":\"%s\","
@@ -398,6 +408,8 @@ static void kv_report_json(const struct cider_mn_info *mi, const struct kv_sum *
 		       d->combined / u, d->installers ?
 		       (double)(d->combined + d->installers) / d->installers : 0,
 		       d->pessimistic / u, d->ops);
+	if (d->have && d->paths.have)
+		printf(",\"agent_verbs_per_op\":%.4f", d->paths.agent_verbs / n);
 	if (d->have)
 		printf(",\"cache\":{\"gets\":%llu,\"hits\":%llu,\"refreshes\":%llu,"
 		       "\"lease_waits\":%llu,\"lease_expired\":%llu}",
@@ -450,8 +462,9 @@ static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *
 	double n = d->ops ? (double)d->ops : 1, u = d->updates ? (double)d->updates : 1;
 	unsigned int i, j, any = 0;
 
-	printf("kv on mn%u (%s store, %s mode) via %s: workload %s, zipf %s, %llu keys of %u bytes, values %s\n",
-	       mi->mn_id, mi->store_index == CIDER_STORE_HASH ? "hash" : "array", mode, mi->ibdev,
+	printf("kv on mn%u (%s store, %s mode%s%s) via %s: workload %s, zipf %s, %llu keys of %u bytes, values %s\n",
+	       mi->mn_id, mi->store_index == CIDER_STORE_HASH ? "hash" : "array", mode,
+	       kv_atomics(mi) ? ", atomics " : "", kv_atomics(mi) ?: "", mi->ibdev,
 	       kopt.wl.name, zipf, kopt.keys, kopt.key_size, kopt.vsize_name);
 	printf("  %u threads x depth %u (%s), %.2f s: %llu ops, %.4f Mops/s\n", kopt.threads,
 	       kopt.depth, kopt.ioctl ? "ioctl" : "io_uring", secs, s->done, s->done / secs / 1e6);
@@ -473,6 +486,9 @@ static void kv_report_text(const struct cider_mn_info *mi, const struct kv_sum *
 	printf("  MN verbs per op %.3f (read %.3f write %.3f cas %.3f faa %.3f)\n",
 	       (d->verbs[0] + d->verbs[1] + d->verbs[2] + d->verbs[3]) / n, d->verbs[0] / n,
 	       d->verbs[1] / n, d->verbs[2] / n, d->verbs[3] / n);
+	if (d->paths.have)
+		printf("  verbs handed to the atomics agent per op %.3f (every batch of the node's holding an atomic, its membership's too)\n",
+		       d->paths.agent_verbs / n);
 	printf("  failed CAS per update %.3f, WC rate %.3f, WC batch %.2f, pessimistic %.3f\n",
 	       d->cas_fail / u, d->combined / u,
 	       d->installers ? (double)(d->combined + d->installers) / d->installers : 0,
@@ -586,6 +602,7 @@ int kv_report(const struct cider_mn_info *mi, struct kv_thread *w, double secs,
 	d.samples = c1->samples;
 	d.running = c1->running;
 	d.verbs_out = c1->verbs_out;
+	bench_paths_sub(&d.paths, &c0->paths, &c1->paths);
 	if (kopt.theta == 0)
 		snprintf(zipf, sizeof(zipf), kopt.json ? "\"uniform\"" : "uniform");
 	else
