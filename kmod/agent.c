@@ -160,7 +160,7 @@ static void cider_agent_end_list(struct list_head *list, int reason, bool handed
 	}
 }
 
-/* A WAITING tag, if any: the oldest parked fetch is as good as any. */
+/* A WAITING tag, if any: any parked fetch will do. */
 static struct cider_agent_tag *cider_agent_waiting(struct cider_agent *a)
 {
 	u32 i;
@@ -217,7 +217,7 @@ out:
 	return ret;
 }
 
-/* Bytes of @b's request and of its result; 0 if a verb is not one we send. */
+/* Bytes of @b's request (WRITEs' data in it) and of its result (READs'). */
 static void cider_agent_sizes(struct cider_batch *b, size_t *req, size_t *res)
 {
 	unsigned int i;

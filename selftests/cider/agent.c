@@ -27,6 +27,7 @@
 #include "root.h"
 #include "kv8.h"
 #include "memd.h"
+#include "mnstat.h"
 #include "sysfs.h"
 
 #define PARAM_DIR	"/sys/module/cider/parameters/"
@@ -82,19 +83,6 @@ static void agentd_kill(struct agentd *a, int sig)
 	kill(a->pid, sig);
 	waitpid(a->pid, NULL, 0);
 	a->pid = 0;
-}
-
-static long long stat_of(int fd, unsigned int mn, const char *name)
-{
-	struct cider_stat st[256];
-	unsigned int n = 256, i;
-
-	if (cider_mn_stats(fd, mn, st, &n))
-		return -1;
-	for (i = 0; i < n && i < 256; i++)
-		if (!strcmp(st[i].name, name))
-			return (long long)st[i].value;
-	return -1;
 }
 
 static int module_refcnt(void)

@@ -30,6 +30,7 @@
 #include "grow.h"
 #include "kv8.h"
 #include "memd.h"
+#include "mnstat.h"
 #include "modes.h"
 #include "rawops.h"
 #include "../../kmod/core/layout.h"
@@ -685,19 +686,6 @@ TEST_F_TIMEOUT(kv, losing_the_node_ends_every_operation, 180)
 }
 
 /* Node @mn's counter @name by CIDER_IOC_MN_STATS (@fd), or -1. */
-static long long stat_of(int fd, unsigned int mn, const char *name)
-{
-	struct cider_stat st[256];
-	unsigned int n = 256, i;
-
-	if (cider_mn_stats(fd, mn, st, &n))
-		return -1;
-	for (i = 0; i < n && i < 256; i++)
-		if (!strcmp(st[i].name, name))
-			return (long long)st[i].value;
-	return -1;
-}
-
 /* Every name: NUL-terminated, of [a-z0-9_], not empty, and unique. */
 static bool stat_names_ok(const struct cider_stat *st, unsigned int n)
 {

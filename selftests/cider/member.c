@@ -19,6 +19,7 @@
 #include "root.h"
 #include "../../kmod/core/layout.h"
 #include "memd.h"
+#include "mnstat.h"
 #include "rawops.h"
 #include "sysfs.h"
 
@@ -119,20 +120,6 @@ TEST_F(member, attach_claims_its_entry_and_the_heartbeat_moves)
 	EXPECT_LT(0, kv_counter(self->at.mn_id, "beats"));
 }
 
-/* Counter @name of node @mn through CIDER_IOC_MN_STATS, or -1. */
-static long long node_stat(int fd, unsigned int mn, const char *name)
-{
-	struct cider_stat st[CIDER_STATS_MAX];
-	unsigned int i, n = CIDER_STATS_MAX;
-
-	if (cider_mn_stats(fd, mn, st, &n))
-		return -1;
-	for (i = 0; i < n && i < CIDER_STATS_MAX; i++)
-		if (!strncmp(st[i].name, name, sizeof(st[i].name)))
-			return (long long)st[i].value;
-	return -1;
-}
-
 /*
  * An entry that names another address than ours (a rejoin's WRITE landing
  * after a takeover names the old owner: the audit's finding 2, here forged
@@ -147,7 +134,7 @@ TEST_F(member, an_entry_naming_another_address_is_announced_again)
 	NEED_MN();
 	ASSERT_EQ(0, read_entry(self, 7, &e1));
 	ASSERT_NE(0, e1.family);
-	EXPECT_EQ(0, node_stat(self->fd, self->at.mn_id, "member_reannounced"));
+	EXPECT_EQ(0, stat_of(self->fd, self->at.mn_id, "member_reannounced"));
 	forged = e1;
 	memset(forged.addr, 0, sizeof(forged.addr));
 	forged.addr[0] = 192, forged.addr[1] = 0, forged.addr[2] = 2, forged.addr[3] = 99;
@@ -164,7 +151,7 @@ TEST_F(member, an_entry_naming_another_address_is_announced_again)
 	EXPECT_EQ(e1.port, e2.port);
 	EXPECT_EQ(e1.family, e2.family);
 	EXPECT_EQ(e1.claim, e2.claim);
-	EXPECT_LE(1, node_stat(self->fd, self->at.mn_id, "member_reannounced"));
+	EXPECT_LE(1, stat_of(self->fd, self->at.mn_id, "member_reannounced"));
 }
 
 TEST_F(member, detach_gives_the_id_back_at_once)
