@@ -67,7 +67,7 @@ void conn_drop_all(void);
 /* The fds the loop polls (each connection's rdma_cm events), up to @max. */
 int conn_fds(int *fds, int max);
 /* Handle what the connections' event channels hold; drop the gone ones. */
-void conn_events(void);
+int conn_events(void);
 
 /* Allocate what running requests takes; -1 on failure. */
 int exec_init(size_t buf_len);

@@ -290,7 +290,8 @@ static int serve(int sfd)
 				return 0;
 			}
 		}
-		conn_events();
+		if (conn_events())
+			return 1;
 	}
 }
 

@@ -304,6 +304,36 @@ void conn_drop_all(void)
 		conn_drop(conns);
 }
 
+/*
+ * The devices this process opened through rdma_cm: librdmacm keeps a
+ * device's context open as long as the process lives, connections or
+ * not, so a device that goes away must see the process go too.
+ */
+#define MAX_DEVS	16
+static char *dev_paths[MAX_DEVS];
+
+static void conn_remember_device(const struct ibv_device *dev)
+{
+	int i;
+
+	for (i = 0; i < MAX_DEVS && dev_paths[i]; i++)
+		if (!strcmp(dev_paths[i], dev->dev_path))
+			return;
+	if (i < MAX_DEVS)
+		dev_paths[i] = strdup(dev->dev_path);
+}
+
+/* A device this process holds is being removed: its path went away. */
+static const char *conn_removed_device(void)
+{
+	int i;
+
+	for (i = 0; i < MAX_DEVS && dev_paths[i]; i++)
+		if (access(dev_paths[i], F_OK))
+			return dev_paths[i];
+	return NULL;
+}
+
 /* Whether @c serves what @req describes (same attach, same node). */
 static bool conn_matches(const struct agent_conn *c, const struct cider_agent_req *req)
 {
@@ -346,6 +376,7 @@ struct agent_conn *conn_get(const struct cider_agent_req *req, int *err)
 	}
 	logmsg("connected to mn%u (%s) via %s", c->mn_id, c->peer,
 	       ibv_get_device_name(c->id->verbs->device));
+	conn_remember_device(c->id->verbs->device);
 	c->next = conns;
 	conns = c;
 	return c;
@@ -403,13 +434,20 @@ static bool conn_check(struct agent_conn *c)
 	return drop;
 }
 
-void conn_events(void)
+int conn_events(void)
 {
 	struct agent_conn *c = conns, *next;
+	const char *gone;
 
 	for (; c; c = next) {
 		next = c->next;
 		if (conn_check(c))
 			conn_drop(c);
 	}
+	gone = conn_removed_device();
+	if (!gone)
+		return 0;
+	/* Only exiting closes it; the nodes reconnect through the next agent. */
+	logmsg("RDMA device %s is being removed: exiting so that its removal can complete", gone);
+	return -1;
 }
