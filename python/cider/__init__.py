@@ -61,7 +61,7 @@ class _KvCmd(ctypes.Structure):
 
 
 class _MnInfo(ctypes.Structure):
-    """struct cider_mn_info (176 bytes)."""
+    """struct cider_mn_info (184 bytes)."""
     _fields_ = [("size", ctypes.c_uint32), ("mn_id", ctypes.c_uint32),
                 ("state", ctypes.c_uint32), ("dead_reason", ctypes.c_int32),
                 ("cn_id", ctypes.c_uint32), ("family", ctypes.c_uint16),
@@ -73,7 +73,8 @@ class _MnInfo(ctypes.Structure):
                 ("max_value_len", ctypes.c_uint32), ("reserved", ctypes.c_uint64 * 1),
                 ("cn_incarnation", ctypes.c_uint64), ("reconnects", ctypes.c_uint32),
                 ("reconnect_attempts", ctypes.c_uint32), ("lost_reason", ctypes.c_int32),
-                ("last_reason", ctypes.c_int32)]
+                ("last_reason", ctypes.c_int32), ("atomics", ctypes.c_uint32),
+                ("reserved2", ctypes.c_uint32)]
 
 
 class Error(OSError):
