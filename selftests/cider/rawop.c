@@ -574,8 +574,8 @@ TEST_F(mn, every_structure_grows_by_the_rules)
 
 	NEED_MN();
 	ASSERT_EQ(CIDER_ATTACH_SIZE_VER0, sizeof(at));
-	/* + cn_incarnation, + the reconnect counters */
-	ASSERT_EQ(CIDER_MN_INFO_SIZE_VER0 + 8 + 16, sizeof(mi));
+	/* + cn_incarnation, + the reconnect counters, + atomics */
+	ASSERT_EQ(CIDER_MN_INFO_SIZE_VER0 + 8 + 16 + 8, sizeof(mi));
 	ASSERT_EQ(CIDER_RAW_BATCH_SIZE_VER0, sizeof(rb));
 	ASSERT_EQ(CIDER_DETACH_SIZE_VER0, sizeof(dt));
 
@@ -586,21 +586,29 @@ TEST_F(mn, every_structure_grows_by_the_rules)
 	ASSERT_EQ(CIDER_MN_LIVE, mi.state);
 	ASSERT_STREQ("rxe0", mi.ibdev);
 	ASSERT_NE(0, mi.cn_incarnation);
+	ASSERT_EQ(CIDER_MN_ATOMICS_KERNEL, mi.atomics);
 	ASSERT_EQ(-E2BIG, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k + 8, true));
-	/* A caller from before the reconnect counters gets what it knows. */
+	/* A caller from before the atomics agent gets what it knows. */
+	mi.atomics = 77;
+	mi.reconnect_attempts = 0;
+	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k - 8, false));
+	ASSERT_EQ(k - 8, mi.size);
+	ASSERT_EQ(77, mi.atomics);		/* not written */
+	mi.atomics = 0;
+	/* One from before the reconnect counters. */
 	mi.cn_incarnation = 0;
 	mi.reconnect_attempts = 77;
-	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k - 16, false));
-	ASSERT_EQ(k - 16, mi.size);
+	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k - 24, false));
+	ASSERT_EQ(k - 24, mi.size);
 	ASSERT_NE(0, mi.cn_incarnation);
 	ASSERT_EQ(77, mi.reconnect_attempts);	/* not written */
 	/* And one from before cn_incarnation. */
 	mi.cn_incarnation = 0;
-	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k - 24, false));
-	ASSERT_EQ(k - 24, mi.size);
+	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k - 32, false));
+	ASSERT_EQ(k - 32, mi.size);
 	ASSERT_EQ(CIDER_MN_LIVE, mi.state);
 	ASSERT_EQ(0, mi.cn_incarnation);
-	ASSERT_EQ(-EINVAL, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k - 32, false));
+	ASSERT_EQ(-EINVAL, ioctl_sized(self->fd, CIDER_IOC_MN_INFO, &mi, k, k - 40, false));
 
 	k = sizeof(rb);
 	ASSERT_EQ(0, ioctl_sized(self->fd, CIDER_IOC_RAW, &rb, k, k + 8, false));
@@ -959,9 +967,19 @@ TEST_F(mn, attach_refuses_bad_requests)
 	EXPECT_EQ(-1, ioctl(self->fd, CIDER_IOC_ATTACH, &at));
 	EXPECT_EQ(EINVAL, errno);
 	at.timeout_ms = 0;
-	at.flags = 1;
+	at.flags = 4;					/* no such flag */
 	EXPECT_EQ(-1, ioctl(self->fd, CIDER_IOC_ATTACH, &at));
 	EXPECT_EQ(EINVAL, errno);
+	/* Both paths for the atomics at once. */
+	at.flags = CIDER_ATTACH_ATOMICS_KERNEL | CIDER_ATTACH_ATOMICS_AGENT;
+	EXPECT_EQ(-1, ioctl(self->fd, CIDER_IOC_ATTACH, &at));
+	EXPECT_EQ(EINVAL, errno);
+	/* The agent's path for a store with a key: not yet. */
+	at.flags = CIDER_ATTACH_ATOMICS_AGENT;
+	at.key = (__u64)(uintptr_t)&at;
+	at.key_len = CIDER_KEY_MIN_LEN;
+	EXPECT_EQ(-1, ioctl(self->fd, CIDER_IOC_ATTACH, &at));
+	EXPECT_EQ(EOPNOTSUPP, errno);
 }
 
 TEST_F_TIMEOUT(mn, attach_to_nothing_fails_cleanly, 180)
